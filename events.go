@@ -1,0 +1,78 @@
+package toolmark
+
+// Payloads of the events' Data field, one struct per event family. The JSON
+// names are part of the public event format documented in docs/api.md.
+
+// TurnQueuedData is the payload of turn_queued.
+type TurnQueuedData struct {
+	Position int `json:"position"` // 0 when a slot is free at once
+}
+
+// TurnStartedData is the payload of turn_started.
+type TurnStartedData struct {
+	Model string `json:"model,omitempty"`
+}
+
+// RoundStartedData is the payload of round_started: one model call.
+type RoundStartedData struct {
+	Round int `json:"round"` // 1-based
+}
+
+// TextDeltaData is the payload of text_delta. Text is already neutralised by
+// toolcallmarkup, so a client appends it to the content as it is.
+type TextDeltaData struct {
+	Text string `json:"text"`
+}
+
+// ToolCallData is the payload of every tool_call_* event.
+//
+// Markup is the canonical opening tag as it now stands; a client replaces the
+// tag with the same toolCallId by it (or, on tool_call_started, appends
+// Markup + "</ToolCall>" to the content, or to the body of ParentID's tag).
+type ToolCallData struct {
+	ToolCallID string `json:"toolCallId"`
+	ParentID   string `json:"parentToolCallId,omitempty"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Markup     string `json:"markup"`
+	// tool_call_delta: the streamed chunk of arguments, everything so far,
+	// and the best-effort parse of it.
+	Chunk       string         `json:"chunk,omitempty"`
+	Accumulated string         `json:"accumulated,omitempty"`
+	Arguments   map[string]any `json:"arguments,omitempty"`
+	// tool_call_success: a short result summary; tool_call_error: the error.
+	Result string `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// TodoUpdateData is the payload of todo_update: the whole list as it now is.
+type TodoUpdateData struct {
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Todos      []Todo `json:"todos"`
+}
+
+// SubagentStatusData is the payload of subagent_status.
+type SubagentStatusData struct {
+	ToolCallID string `json:"toolCallId"` // the subagent tool call
+	Phase      string `json:"phase"`      // "started", "round", "completed", "failed"
+	Round      int    `json:"round,omitempty"`
+	Message    string `json:"message,omitempty"`
+}
+
+// SnapshotData is the payload of snapshot: the whole state of the turn's
+// message as of Seq, sent when a cursor is older than the retained log.
+type SnapshotData struct {
+	Content   string           `json:"content"`
+	Seq       int64            `json:"seq"`
+	Status    TurnStatus       `json:"status"`
+	ToolCalls []ToolCallRecord `json:"toolCalls"`
+	Todos     []Todo           `json:"todos"`
+}
+
+// TurnEndData is the payload of turn_completed, turn_failed and
+// turn_cancelled.
+type TurnEndData struct {
+	Status TurnStatus `json:"status"`
+	Error  string     `json:"error,omitempty"`
+	Code   string     `json:"code,omitempty"` // an error code for failures
+}

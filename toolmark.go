@@ -1,0 +1,184 @@
+// Package toolmark holds the domain types shared by every part of the system:
+// events of a turn, turns, conversations, messages, tool-call records, todos
+// and the error codes that the HTTP layer maps to statuses.
+//
+// It imports only the standard library. The packages that do the work
+// (toolcallmarkup, markdown, store, simplifiedagent, api) import it and never
+// each other's internals; cmd/toolmark wires them together.
+package toolmark
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names one kind of event in a turn's event stream.
+type EventType string
+
+// The event types of a turn, in the order a client typically sees them.
+const (
+	EventTurnQueued      EventType = "turn_queued"
+	EventTurnStarted     EventType = "turn_started"
+	EventRoundStarted    EventType = "round_started"
+	EventTextDelta       EventType = "text_delta"
+	EventToolCallStarted EventType = "tool_call_started"
+	EventToolCallDelta   EventType = "tool_call_delta"
+	EventToolCallRunning EventType = "tool_call_running"
+	EventToolCallSuccess EventType = "tool_call_success"
+	EventToolCallError   EventType = "tool_call_error"
+	EventTodoUpdate      EventType = "todo_update"
+	EventSubagentStatus  EventType = "subagent_status"
+	EventSnapshot        EventType = "snapshot"
+	EventTurnCompleted   EventType = "turn_completed"
+	EventTurnFailed      EventType = "turn_failed"
+	EventTurnCancelled   EventType = "turn_cancelled"
+)
+
+// Terminal reports whether an event of type t ends its turn's stream.
+func (t EventType) Terminal() bool {
+	return t == EventTurnCompleted || t == EventTurnFailed || t == EventTurnCancelled
+}
+
+// Event is one entry of a turn's event log and one frame of its SSE stream.
+// Seq starts at 1 within each turn and has no gaps.
+type Event struct {
+	Seq       int64           `json:"seq"`
+	TurnID    string          `json:"turnId"`
+	MessageID string          `json:"messageId"`
+	Type      EventType       `json:"type"`
+	Time      time.Time       `json:"time"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// TurnStatus is the lifecycle state of a turn.
+type TurnStatus string
+
+// The statuses a turn moves through. Completed, failed, cancelled and
+// interrupted are final.
+const (
+	TurnQueued      TurnStatus = "queued"
+	TurnRunning     TurnStatus = "running"
+	TurnCompleted   TurnStatus = "completed"
+	TurnFailed      TurnStatus = "failed"
+	TurnCancelled   TurnStatus = "cancelled"
+	TurnInterrupted TurnStatus = "interrupted"
+)
+
+// Final reports whether s is an end state.
+func (s TurnStatus) Final() bool {
+	switch s {
+	case TurnCompleted, TurnFailed, TurnCancelled, TurnInterrupted:
+		return true
+	}
+	return false
+}
+
+// MessageRole is who wrote a message.
+type MessageRole string
+
+// Message roles.
+const (
+	RoleUser      MessageRole = "user"
+	RoleAssistant MessageRole = "assistant"
+)
+
+// MessageStatus tells whether an assistant message is still being written.
+type MessageStatus string
+
+// Message statuses. A user message is always complete.
+const (
+	MessageStreaming   MessageStatus = "streaming"
+	MessageComplete    MessageStatus = "complete"
+	MessageFailed      MessageStatus = "failed"
+	MessageCancelled   MessageStatus = "cancelled"
+	MessageInterrupted MessageStatus = "interrupted"
+)
+
+// User is an account; in local auth mode there is exactly one.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Conversation is a chat owned by one user.
+type Conversation struct {
+	ID        string    `json:"id"`
+	OwnerID   string    `json:"-"`
+	Title     string    `json:"title"`
+	Summary   string    `json:"summary,omitempty"` // compacted history of the oldest turns
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Message is one message of a conversation. An assistant message's Content
+// is ToolCall markup (see package toolcallmarkup) and reflects the turn's
+// event log up to and including Seq.
+type Message struct {
+	ID             string        `json:"id"`
+	ConversationID string        `json:"conversationId"`
+	TurnID         string        `json:"turnId,omitempty"`
+	Role           MessageRole   `json:"role"`
+	Content        string        `json:"content"`
+	Status         MessageStatus `json:"status"`
+	Seq            int64         `json:"seq"`
+	CreatedAt      time.Time     `json:"createdAt"`
+	UpdatedAt      time.Time     `json:"updatedAt"`
+}
+
+// Turn is one user message and the assistant's answer to it, run as a
+// background job that holds a lease while it runs.
+type Turn struct {
+	ID                 string     `json:"id"`
+	ConversationID     string     `json:"conversationId"`
+	UserMessageID      string     `json:"userMessageId"`
+	AssistantMessageID string     `json:"assistantMessageId"`
+	Status             TurnStatus `json:"status"`
+	Error              string     `json:"error,omitempty"`
+	IdempotencyKey     string     `json:"-"`
+	LeaseOwner         string     `json:"-"`
+	LeaseExpiresAt     *time.Time `json:"-"`
+	LastSeq            int64      `json:"seq"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	StartedAt          *time.Time `json:"startedAt,omitempty"`
+	FinishedAt         *time.Time `json:"finishedAt,omitempty"`
+}
+
+// ToolCallRecord is the queryable row kept for every tool call of a turn.
+type ToolCallRecord struct {
+	ID         string          `json:"id"` // toolCallId, unique within its turn
+	TurnID     string          `json:"turnId"`
+	ParentID   string          `json:"parentToolCallId,omitempty"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Status     string          `json:"status"` // a toolcallmarkup.Status
+	Result     string          `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	StartedAt  time.Time       `json:"startedAt"`
+	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+}
+
+// TodoStatus is the state of one item of the model's task list.
+type TodoStatus string
+
+// Todo statuses.
+const (
+	TodoPending    TodoStatus = "pending"
+	TodoInProgress TodoStatus = "in_progress"
+	TodoDone       TodoStatus = "done"
+)
+
+// Todo is one item of the task list the model keeps during a turn.
+type Todo struct {
+	Text   string     `json:"text"`
+	Status TodoStatus `json:"status"`
+}
+
+// DocumentHit is one ranked result of a knowledge-base search.
+type DocumentHit struct {
+	ID      string  `json:"id"`
+	Source  string  `json:"source"` // file path or URL the document came from
+	Title   string  `json:"title"`
+	Snippet string  `json:"snippet"` // plain text around the match, no markup
+	Rank    float64 `json:"rank"`
+}
