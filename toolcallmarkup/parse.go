@@ -156,8 +156,25 @@ func parseOpen(s string, start int) (ToolCall, int, bool) {
 }
 
 // findOpen returns the span of the first genuine opening tag whose
-// toolCallId is exactly id, without parsing the rest of the content.
+// toolCallId is exactly id. It looks for the id as a Document writes it
+// first, without parsing the rest of the content, and falls back to reading
+// every tag, so that it finds whatever Parse finds, however the value is
+// escaped.
 func findOpen(content, id string) (start, end int, tc ToolCall, ok bool) {
+	if start, end, tc, ok = findCanonical(content, id); ok {
+		return start, end, tc, ok
+	}
+	for _, s := range Scan(content) {
+		if s.Call.ID == id {
+			tc, _, _ = parseOpen(content, s.Start)
+			return s.Start, s.OpenEnd, tc, true
+		}
+	}
+	return 0, 0, tc, false
+}
+
+// findCanonical is findOpen for a toolCallId written in canonical form.
+func findCanonical(content, id string) (start, end int, tc ToolCall, ok bool) {
 	var b strings.Builder
 	b.WriteString(` toolCallId="`)
 	escapeAttr(&b, id)
