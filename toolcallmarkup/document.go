@@ -16,9 +16,8 @@ import (
 type Document struct {
 	root    node
 	byID    map[string]*node
-	order   []*node // every tag in document order of their start
-	pending string  // untrusted text held back at a chunk boundary
-	size    int     // len(String())
+	pending string // untrusted text held back at a chunk boundary
+	size    int    // len(String())
 }
 
 type node struct {
@@ -44,7 +43,6 @@ func NewDocument(content string) (*Document, error) {
 	}
 	d := &Document{byID: make(map[string]*node), root: node{closed: true}, size: len(content)}
 	spans := Scan(content)
-	d.order = make([]*node, 0, len(spans))
 	type open struct {
 		n    *node
 		span Span
@@ -75,7 +73,6 @@ func NewDocument(content string) (*Document, error) {
 		n := &node{tc: s.Call, open: content[s.Start:s.OpenEnd], closed: s.End > s.CloseStart}
 		parent.items = append(parent.items, item{n: n})
 		d.byID[s.Call.ID] = n
-		d.order = append(d.order, n)
 		stack = append(stack, open{n: n, span: s})
 		pos = s.OpenEnd
 	}
@@ -191,7 +188,6 @@ func (d *Document) Start(tc ToolCall) (string, error) {
 	n := &node{tc: tc, open: OpenTag(tc), closed: true}
 	parent.items = append(parent.items, item{n: n})
 	d.byID[tc.ID] = n
-	d.order = append(d.order, n)
 	d.size += len(n.open) + len(closeTag)
 	return n.open, nil
 }
@@ -227,7 +223,7 @@ func (d *Document) Finalize(s Status, errText string) []string {
 		return nil
 	}
 	var ids []string
-	for _, n := range d.order {
+	for _, n := range d.nodes() {
 		if n.tc.Status.Final() {
 			continue
 		}
@@ -254,8 +250,9 @@ func (d *Document) Get(id string) (ToolCall, bool) {
 
 // Calls returns every tool call in document order.
 func (d *Document) Calls() []ToolCall {
-	out := make([]ToolCall, len(d.order))
-	for i, n := range d.order {
+	nodes := d.nodes()
+	out := make([]ToolCall, len(nodes))
+	for i, n := range nodes {
 		out[i] = n.tc
 		out[i].Attrs = append([]Attr(nil), n.tc.Attrs...)
 	}
@@ -271,6 +268,24 @@ func (d *Document) String() string {
 	b.Grow(d.size)
 	d.root.write(&b)
 	return b.String()
+}
+
+// nodes returns every tag in document order: the order of their opening
+// tags in String(). A call nested under a parent comes before the calls
+// that follow the parent's element, whenever it was started.
+func (d *Document) nodes() []*node {
+	out := make([]*node, 0, len(d.byID))
+	var walk func(n *node)
+	walk = func(n *node) {
+		for _, it := range n.items {
+			if it.n != nil {
+				out = append(out, it.n)
+				walk(it.n)
+			}
+		}
+	}
+	walk(&d.root)
+	return out
 }
 
 func (n *node) write(b *strings.Builder) {
