@@ -1,0 +1,258 @@
+package simplifiedagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Defaults of Request.
+const (
+	DefaultMaxRounds   = 8
+	DefaultToolTimeout = 60 * time.Second
+	DefaultCancelGrace = time.Second
+	// MaxToolResultBytes caps the result text a tool hands back to the
+	// model and reports in tool_call_success.
+	MaxToolResultBytes = 16 << 10
+)
+
+// Tool is a tool the model may call. Its method set is that of langchaingo's
+// tools.Tool, so any langchaingo tool is a Tool.
+//
+// A tool may also implement ParametersTool, TagAttrsTool and ResultAttrsTool
+// to describe its arguments and the attributes its tag shows.
+type Tool interface {
+	Name() string
+	Description() string
+	Call(ctx context.Context, input string) (string, error)
+}
+
+// ParametersTool is a Tool that describes its arguments as a JSON schema
+// object. Such a tool receives the model's JSON arguments as its input. A
+// tool without it is offered with one string argument, "input", and
+// receives that string.
+type ParametersTool interface {
+	Parameters() map[string]any
+}
+
+// TagAttrsTool is a Tool that shows attributes on its tag as soon as they
+// are known from the (partial) arguments, such as query or url.
+type TagAttrsTool interface {
+	TagAttrs(args map[string]any) []toolcallmarkup.Attr
+}
+
+// ResultAttrsTool is a Tool that adds attributes to its tag on success, such
+// as count.
+type ResultAttrsTool interface {
+	ResultAttrs(result string) []toolcallmarkup.Attr
+}
+
+// untaggedTool marks tools that report through their own events (todo_list)
+// instead of a tag and the tool_call_* events.
+type untaggedTool interface {
+	untagged()
+}
+
+// Request is the input of Run.
+type Request struct {
+	Model   llms.Model
+	History []llms.MessageContent // earlier turns, see BuildHistory
+	Input   string                // the user's message
+	Tools   []Tool
+	System  string // system prompt; "" for none
+	// MaxRounds bounds the model calls; the last one is made without tools
+	// so that it answers. Default DefaultMaxRounds.
+	MaxRounds int
+	// ToolTimeout bounds each tool call. Default DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// CancelGrace is how long a tool that ignores its context may run on
+	// after cancellation or its timeout before it is abandoned. Default
+	// DefaultCancelGrace.
+	CancelGrace time.Duration
+	// Document is the content to continue from; nil starts an empty one.
+	// Run appends to it.
+	Document *toolcallmarkup.Document
+}
+
+// Event is one event produced by Run. Data is one of the toolmark.*Data
+// payloads: TextDeltaData, RoundStartedData, ToolCallData, TodoUpdateData or
+// SubagentStatusData.
+type Event struct {
+	Type toolmark.EventType
+	Data any
+}
+
+// EmitFunc receives the events of a run, one at a time and in order. An
+// error stops the run; Run then emits nothing more and returns that error.
+type EmitFunc func(ctx context.Context, e Event) error
+
+// Result is the outcome of Run.
+type Result struct {
+	Content   string // the final markup content of the document
+	Answer    string // the model's last reply, as plain text
+	Rounds    int
+	ToolCalls []toolmark.ToolCallRecord
+	Todos     []toolmark.Todo
+}
+
+// Run answers req.Input with req.Model and req.Tools, reporting every step
+// to emit (which may be nil).
+//
+// On error the returned Result still holds the content with every started
+// tag final. When ctx is cancelled the error wraps ctx.Err().
+func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
+	if req.Model == nil {
+		return Result{}, toolmark.Errorf(toolmark.EINVALID, "simplifiedagent: no model")
+	}
+	doc := req.Document
+	if doc == nil {
+		doc, _ = toolcallmarkup.NewDocument("")
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := newSession(doc, emit, cancel, context.WithoutCancel(parent))
+	l := newLoop(s, req, "", true)
+	answer, rounds, err := l.run(ctx)
+	if err == nil {
+		if e := s.emitError(); e != nil {
+			err = e
+		}
+	}
+	s.finish(err, ctx.Err() != nil)
+	res := Result{
+		Content:   doc.String(),
+		Answer:    answer,
+		Rounds:    rounds,
+		ToolCalls: s.records(),
+		Todos:     s.todoList(),
+	}
+	if err != nil && parent.Err() != nil && !errors.Is(err, parent.Err()) {
+		err = fmt.Errorf("%w (%w)", parent.Err(), err)
+	}
+	return res, err
+}
+
+// loop runs the rounds of one agent: the top-level one, or a sub-agent whose
+// tags nest under parentID and whose text is not shown.
+type loop struct {
+	s        *session
+	req      Request
+	parentID string
+	showText bool
+	tools    map[string]Tool
+	defs     []llms.Tool
+}
+
+func newLoop(s *session, req Request, parentID string, showText bool) *loop {
+	if req.MaxRounds <= 0 {
+		req.MaxRounds = DefaultMaxRounds
+	}
+	if req.ToolTimeout <= 0 {
+		req.ToolTimeout = DefaultToolTimeout
+	}
+	if req.CancelGrace <= 0 {
+		req.CancelGrace = DefaultCancelGrace
+	}
+	l := &loop{s: s, req: req, parentID: parentID, showText: showText, tools: map[string]Tool{}}
+	for _, t := range req.Tools {
+		l.tools[t.Name()] = t
+		l.defs = append(l.defs, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+			Name:        t.Name(),
+			Description: t.Description(),
+			Parameters:  parametersOf(t),
+		}})
+	}
+	return l
+}
+
+func parametersOf(t Tool) map[string]any {
+	if p, ok := t.(ParametersTool); ok {
+		return p.Parameters()
+	}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"input": map[string]any{"type": "string", "description": "the input of the tool"},
+		},
+		"required": []string{"input"},
+	}
+}
+
+// run executes the rounds and returns the last answer text.
+func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
+	var msgs []llms.MessageContent
+	if l.req.System != "" {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, l.req.System))
+	}
+	msgs = append(msgs, l.req.History...)
+	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, l.req.Input))
+	defer func() {
+		if err != nil {
+			l.s.finalizeCalls(l, err, ctx.Err() != nil)
+		}
+	}()
+	for round := 1; round <= l.req.MaxRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return answer, rounds, fmt.Errorf("before round %d: %w", round, context.Cause(ctx))
+		}
+		rounds = round
+		l.s.roundStarted(l, round)
+		offerTools := len(l.defs) > 0 && round < l.req.MaxRounds
+		text, calls, err := l.generate(ctx, msgs, offerTools)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+			}
+			return answer, rounds, fmt.Errorf("model round %d: %w", round, err)
+		}
+		answer = text
+		if len(calls) == 0 {
+			return answer, rounds, nil
+		}
+		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+		if text != "" {
+			ai.Parts = append(ai.Parts, llms.TextContent{Text: text})
+		}
+		for _, c := range calls {
+			ai.Parts = append(ai.Parts, llms.ToolCall{ID: c.modelID, Type: "function",
+				FunctionCall: &llms.FunctionCall{Name: c.name, Arguments: c.argsText()}})
+		}
+		msgs = append(msgs, ai)
+		l.execute(ctx, calls)
+		if ctx.Err() != nil {
+			return answer, rounds, fmt.Errorf("round %d: %w", round, context.Cause(ctx))
+		}
+		for _, c := range calls {
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+				llms.ToolCallResponse{ToolCallID: c.modelID, Name: c.name, Content: c.modelResult()},
+			}})
+		}
+	}
+	return answer, rounds, nil
+}
+
+// argsText returns the call's arguments as sent back to the model: valid
+// JSON, "{}" when the model sent none or sent something unparseable.
+func (c *call) argsText() string {
+	a := strings.TrimSpace(c.args.String())
+	if a == "" || !json.Valid([]byte(a)) {
+		return "{}"
+	}
+	return a
+}
+
+func (c *call) modelResult() string {
+	if c.status == toolcallmarkup.StatusSuccess {
+		return c.result
+	}
+	return "error: " + c.errText
+}

@@ -1,0 +1,506 @@
+// Package openaiwire is an llms.Model for the OpenAI chat-completions API
+// and the servers that speak it (OpenAI, Ollama, vLLM, llama.cpp).
+//
+// It streams, and reports answer text to llms.WithStreamingFunc and
+// tool-call argument fragments to the llmstream.ToolCallDeltaFunc in the
+// context, never one as the other: langchaingo's own openai provider hands
+// both to the streaming function and merges parallel tool calls by position,
+// which this package exists to avoid. Messages, options and the response use
+// langchaingo's types.
+//
+// HTTP 429 and 5xx answers are retried a bounded number of times, honouring
+// Retry-After. Errors are *APIError for error answers and ErrStreamCut for a
+// stream that ends before the model finished.
+package openaiwire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+)
+
+// ErrStreamCut means the response stream ended before the model finished.
+var ErrStreamCut = errors.New("openaiwire: stream ended before the response was complete")
+
+// APIError is an error answer of the server, by HTTP status or inside the
+// stream (StatusCode 0).
+type APIError struct {
+	StatusCode int
+	Type       string
+	Code       string
+	Message    string
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("openaiwire: ")
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
+	} else {
+		b.WriteString("error in stream")
+	}
+	if e.Type != "" {
+		b.WriteString(" " + e.Type)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	return b.String()
+}
+
+// Model is an llms.Model over an OpenAI-compatible chat-completions endpoint.
+type Model struct {
+	BaseURL string // e.g. https://api.openai.com/v1
+	APIKey  string // sent as a bearer token when set
+	Model   string
+	Client  *http.Client
+	// MaxRetries bounds the retries of 429 and 5xx answers. Default 3.
+	MaxRetries int
+	// MaxRetryWait caps the wait before a retry, also one asked for by
+	// Retry-After. Default 30s.
+	MaxRetryWait time.Duration
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// New returns a Model for baseURL (with or without a trailing /v1 is the
+// caller's choice: requests go to baseURL + "/chat/completions").
+func New(baseURL, apiKey, model string) (*Model, error) {
+	if baseURL == "" {
+		baseURL = "https://api.openai.com/v1"
+	}
+	if model == "" {
+		return nil, errors.New("openaiwire: no model name")
+	}
+	return &Model{BaseURL: strings.TrimRight(baseURL, "/"), APIKey: apiKey, Model: model, Client: http.DefaultClient}, nil
+}
+
+// Call implements llms.Model for a single prompt.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// GenerateContent implements llms.Model. It always streams.
+func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	opts := llms.CallOptions{}
+	for _, o := range options {
+		o(&opts)
+	}
+	body, err := json.Marshal(m.request(messages, &opts))
+	if err != nil {
+		return nil, fmt.Errorf("openaiwire: encoding request: %w", err)
+	}
+	resp, err := m.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") &&
+		strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return m.readWhole(ctx, resp.Body, &opts)
+	}
+	return m.readStream(ctx, resp.Body, &opts)
+}
+
+func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
+	client := m.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	maxRetries := m.MaxRetries
+	if maxRetries == 0 {
+		maxRetries = 3
+	}
+	maxWait := m.MaxRetryWait
+	if maxWait <= 0 {
+		maxWait = 30 * time.Second
+	}
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("openaiwire: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		if m.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+m.APIKey)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("openaiwire: %w", err)
+		}
+		if resp.StatusCode == http.StatusOK {
+			return resp, nil
+		}
+		apiErr := readAPIError(resp)
+		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+		if !retryable || attempt >= maxRetries {
+			return nil, apiErr
+		}
+		wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if wait < 0 {
+			wait = time.Duration(500<<attempt) * time.Millisecond
+		}
+		wait = min(wait, maxWait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("openaiwire: waiting to retry after %w: %w", apiErr, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// retryAfter parses a Retry-After value (seconds or an HTTP date); -1 when
+// absent or unparseable.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
+}
+
+type errorBody struct {
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+func (b errorBody) apiError(status int) *APIError {
+	e := &APIError{StatusCode: status}
+	if b.Error != nil {
+		e.Message, e.Type = b.Error.Message, b.Error.Type
+		if b.Error.Code != nil {
+			e.Code = fmt.Sprint(b.Error.Code)
+		}
+	}
+	return e
+}
+
+func readAPIError(resp *http.Response) *APIError {
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var b errorBody
+	if json.Unmarshal(raw, &b) == nil && b.Error != nil {
+		return b.apiError(resp.StatusCode)
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(msg) > 300 {
+		msg = msg[:300]
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &APIError{StatusCode: resp.StatusCode, Message: msg}
+}
+
+// Wire types of the chat-completions API.
+type (
+	wireRequest struct {
+		Model         string         `json:"model"`
+		Messages      []wireMessage  `json:"messages"`
+		Stream        bool           `json:"stream"`
+		StreamOptions *streamOptions `json:"stream_options,omitempty"`
+		Tools         []wireTool     `json:"tools,omitempty"`
+		Temperature   *float64       `json:"temperature,omitempty"`
+		MaxTokens     int            `json:"max_tokens,omitempty"`
+		Stop          []string       `json:"stop,omitempty"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	wireMessage struct {
+		Role       string         `json:"role"`
+		Content    *string        `json:"content"`
+		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+		Name       string         `json:"name,omitempty"`
+	}
+	wireTool struct {
+		Type     string          `json:"type"`
+		Function wireFunctionDef `json:"function"`
+	}
+	wireFunctionDef struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		Parameters  any    `json:"parameters,omitempty"`
+	}
+	wireToolCall struct {
+		Index    *int         `json:"index,omitempty"`
+		ID       string       `json:"id,omitempty"`
+		Type     string       `json:"type,omitempty"`
+		Function wireFunction `json:"function"`
+	}
+	wireFunction struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	}
+	wireUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	wireChunk struct {
+		Choices []struct {
+			Index int `json:"index"`
+			Delta struct {
+				Content   string         `json:"content"`
+				ToolCalls []wireToolCall `json:"tool_calls"`
+			} `json:"delta"`
+			Message struct { // non-streaming answers
+				Content   string         `json:"content"`
+				ToolCalls []wireToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *wireUsage `json:"usage"`
+		errorBody
+	}
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func (m *Model) request(messages []llms.MessageContent, opts *llms.CallOptions) wireRequest {
+	r := wireRequest{Model: m.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true},
+		MaxTokens: opts.MaxTokens, Stop: opts.StopWords}
+	if opts.Model != "" {
+		r.Model = opts.Model
+	}
+	if opts.Temperature != 0 {
+		r.Temperature = ptr(opts.Temperature)
+	}
+	for _, t := range opts.Tools {
+		if t.Function == nil {
+			continue
+		}
+		r.Tools = append(r.Tools, wireTool{Type: "function", Function: wireFunctionDef{
+			Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}})
+	}
+	for _, mc := range messages {
+		r.Messages = append(r.Messages, wireMessages(mc)...)
+	}
+	return r
+}
+
+// wireMessages converts one langchaingo message; tool responses become one
+// message each.
+func wireMessages(mc llms.MessageContent) []wireMessage {
+	var text strings.Builder
+	var calls []wireToolCall
+	var out []wireMessage
+	for _, p := range mc.Parts {
+		switch p := p.(type) {
+		case llms.TextContent:
+			text.WriteString(p.Text)
+		case llms.ToolCall:
+			f := wireFunction{}
+			if p.FunctionCall != nil {
+				f = wireFunction{Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Arguments}
+			}
+			calls = append(calls, wireToolCall{ID: p.ID, Type: "function", Function: f})
+		case llms.ToolCallResponse:
+			out = append(out, wireMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: ptr(p.Content)})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	role := "user"
+	switch mc.Role {
+	case llms.ChatMessageTypeSystem:
+		role = "system"
+	case llms.ChatMessageTypeAI:
+		role = "assistant"
+	case llms.ChatMessageTypeTool:
+		role = "tool"
+	}
+	msg := wireMessage{Role: role, ToolCalls: calls}
+	if text.Len() > 0 || len(calls) == 0 {
+		msg.Content = ptr(text.String())
+	}
+	return []wireMessage{msg}
+}
+
+// accumulator builds the response from chunks and reports the deltas.
+type accumulator struct {
+	text   strings.Builder
+	calls  []*llms.ToolCall
+	byIdx  map[int]*llms.ToolCall
+	finish string
+	usage  *wireUsage
+}
+
+func (a *accumulator) toolDelta(ctx context.Context, fn llmstream.ToolCallDeltaFunc, tc wireToolCall, pos int) error {
+	idx := pos
+	if tc.Index != nil {
+		idx = *tc.Index
+	}
+	if a.byIdx == nil {
+		a.byIdx = map[int]*llms.ToolCall{}
+	}
+	c := a.byIdx[idx]
+	if c == nil {
+		c = &llms.ToolCall{Type: "function", FunctionCall: &llms.FunctionCall{}}
+		a.byIdx[idx] = c
+		a.calls = append(a.calls, c)
+	}
+	if c.ID == "" && tc.ID != "" {
+		c.ID = tc.ID
+	}
+	if c.FunctionCall.Name == "" && tc.Function.Name != "" {
+		c.FunctionCall.Name = tc.Function.Name
+	}
+	c.FunctionCall.Arguments += tc.Function.Arguments
+	if fn != nil {
+		return fn(ctx, llmstream.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return nil
+}
+
+func (a *accumulator) response() *llms.ContentResponse {
+	ch := &llms.ContentChoice{Content: a.text.String(), StopReason: a.finish, GenerationInfo: map[string]any{}}
+	for i, c := range a.calls {
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d", i)
+		}
+		ch.ToolCalls = append(ch.ToolCalls, *c)
+	}
+	if a.usage != nil {
+		ch.GenerationInfo["PromptTokens"] = a.usage.PromptTokens
+		ch.GenerationInfo["CompletionTokens"] = a.usage.CompletionTokens
+		ch.GenerationInfo["TotalTokens"] = a.usage.TotalTokens
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}
+}
+
+func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallOptions) (*llms.ContentResponse, error) {
+	deltaFn := llmstream.ToolCallDeltaFuncFromContext(ctx)
+	var a accumulator
+	r := bufio.NewReaderSize(body, 64<<10)
+	done := false
+	for !done {
+		line, err := r.ReadString('\n')
+		if err != nil && (err != io.EOF || line == "") {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("openaiwire: reading stream: %w", ctx.Err())
+			}
+			if err == io.EOF {
+				if a.finish != "" {
+					break // some servers omit [DONE]
+				}
+				return nil, ErrStreamCut
+			}
+			return nil, fmt.Errorf("%w: %w", ErrStreamCut, err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		data, ok := strings.CutPrefix(line, "data:")
+		if !ok {
+			continue // blank lines, comments, event: and id: fields
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			done = true
+			break
+		}
+		var ch wireChunk
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			return nil, fmt.Errorf("openaiwire: bad chunk %q: %w", truncate(data, 200), err)
+		}
+		if ch.Error != nil {
+			return nil, ch.apiError(0)
+		}
+		if ch.Usage != nil {
+			a.usage = ch.Usage
+		}
+		for _, c := range ch.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			if c.Delta.Content != "" {
+				a.text.WriteString(c.Delta.Content)
+				if opts.StreamingFunc != nil {
+					if err := opts.StreamingFunc(ctx, []byte(c.Delta.Content)); err != nil {
+						return nil, fmt.Errorf("openaiwire: streaming func: %w", err)
+					}
+				}
+			}
+			for i, tc := range c.Delta.ToolCalls {
+				if err := a.toolDelta(ctx, deltaFn, tc, i); err != nil {
+					return nil, fmt.Errorf("openaiwire: tool-call delta func: %w", err)
+				}
+			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				a.finish = *c.FinishReason
+			}
+		}
+	}
+	if a.finish == "" {
+		return nil, fmt.Errorf("%w: no finish_reason before [DONE]", ErrStreamCut)
+	}
+	return a.response(), nil
+}
+
+// readWhole reads a non-streaming answer from a server that ignored
+// "stream": it reports the text and calls in one piece each.
+func (m *Model) readWhole(ctx context.Context, body io.Reader, opts *llms.CallOptions) (*llms.ContentResponse, error) {
+	var ch wireChunk
+	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&ch); err != nil {
+		return nil, fmt.Errorf("openaiwire: decoding response: %w", err)
+	}
+	if ch.Error != nil {
+		return nil, ch.apiError(0)
+	}
+	if len(ch.Choices) == 0 {
+		return nil, errors.New("openaiwire: response has no choices")
+	}
+	var a accumulator
+	c := ch.Choices[0]
+	a.text.WriteString(c.Message.Content)
+	if c.Message.Content != "" && opts.StreamingFunc != nil {
+		if err := opts.StreamingFunc(ctx, []byte(c.Message.Content)); err != nil {
+			return nil, fmt.Errorf("openaiwire: streaming func: %w", err)
+		}
+	}
+	deltaFn := llmstream.ToolCallDeltaFuncFromContext(ctx)
+	for i, tc := range c.Message.ToolCalls {
+		tc.Index = ptr(i)
+		if err := a.toolDelta(ctx, deltaFn, tc, i); err != nil {
+			return nil, fmt.Errorf("openaiwire: tool-call delta func: %w", err)
+		}
+	}
+	if c.FinishReason != nil {
+		a.finish = *c.FinishReason
+	}
+	a.usage = ch.Usage
+	return a.response(), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

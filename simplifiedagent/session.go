@@ -1,0 +1,414 @@
+package simplifiedagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kaptinlin/jsonrepair"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// session is the state shared by a run and its sub-agents: the document,
+// the emit function and every tool call. Every change to the document and
+// every emission happens under mu, so events leave in document order.
+type session struct {
+	mu       sync.Mutex
+	doc      *toolcallmarkup.Document
+	emit     EmitFunc
+	emitCtx  context.Context
+	emitErr  error
+	cancel   context.CancelCauseFunc
+	closed   bool
+	tail     string // the last bytes of the top-level content
+	afterTag bool   // the top-level content ends with a tag
+	ids      map[string]bool
+	calls    []*call
+	todos    []toolmark.Todo
+	seq      int
+}
+
+// call is one tool call of a run.
+type call struct {
+	id       string // unique in the document
+	modelID  string // the id the model gave it
+	parentID string
+	name     string
+	tool     Tool // nil for an unknown tool
+	tagged   bool
+	started  bool // the tag (or record) exists
+	args     strings.Builder
+	status   toolcallmarkup.Status
+	result   string
+	errText  string
+	begin    time.Time
+	end      time.Time
+	owner    *loop
+}
+
+func newSession(doc *toolcallmarkup.Document, emit EmitFunc, cancel context.CancelCauseFunc, emitCtx context.Context) *session {
+	s := &session{doc: doc, emit: emit, cancel: cancel, emitCtx: emitCtx, ids: map[string]bool{}}
+	content := doc.String()
+	if n := len(content); n > 0 {
+		s.tail = content[max(0, n-2):]
+		s.afterTag = strings.HasSuffix(content, "</ToolCall>")
+	}
+	return s
+}
+
+// emitLocked sends e unless the session is closed or emission already
+// failed. The first failure cancels the run.
+func (s *session) emitLocked(e Event) {
+	if s.emit == nil || s.emitErr != nil || s.closed {
+		return
+	}
+	if err := s.emit(s.emitCtx, e); err != nil {
+		s.emitErr = fmt.Errorf("emitting %s: %w", e.Type, err)
+		s.cancel(s.emitErr)
+	}
+}
+
+func (s *session) emitError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.emitErr
+}
+
+// appendLocked adds already neutralised top-level text to the tail and
+// emits it.
+func (s *session) appendLocked(out string) {
+	if out == "" {
+		return
+	}
+	s.tail = (s.tail + out)[max(0, len(s.tail)+len(out)-2):]
+	s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: out}})
+}
+
+// text appends untrusted model text to the top-level content.
+func (s *session) text(chunk string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || chunk == "" {
+		return
+	}
+	if s.afterTag {
+		chunk = strings.TrimLeft(chunk, "\r\n")
+		if chunk == "" {
+			return
+		}
+		chunk = "\n\n" + chunk
+		s.afterTag = false
+	}
+	s.appendLocked(s.doc.AppendText(chunk))
+}
+
+// beforeTagLocked flushes held-back text and makes the content end with a
+// blank line, so that a top-level tag starts a block of its own.
+func (s *session) beforeTagLocked() {
+	out := s.doc.Flush()
+	s.appendLocked(out)
+	if s.tail == "" || s.afterTag {
+		return
+	}
+	sep := "\n\n"
+	if strings.HasSuffix(s.tail, "\n\n") {
+		return
+	} else if strings.HasSuffix(s.tail, "\n") {
+		sep = "\n"
+	}
+	out = s.doc.AppendText(sep) + s.doc.Flush()
+	s.appendLocked(out)
+}
+
+func (s *session) roundStarted(l *loop, round int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.parentID == "" {
+		s.emitLocked(Event{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: round}})
+		return
+	}
+	s.emitLocked(Event{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
+		ToolCallID: l.parentID, Phase: "round", Round: round}})
+}
+
+func (s *session) subagentStatus(id, phase, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emitLocked(Event{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
+		ToolCallID: id, Phase: phase, Message: msg}})
+}
+
+// newCallLocked registers a call of tool name; it starts its tag once the
+// name is known.
+func (s *session) newCallLocked(l *loop, modelID, name string) *call {
+	c := &call{modelID: modelID, parentID: l.parentID, owner: l, status: toolcallmarkup.StatusPending}
+	s.calls = append(s.calls, c)
+	if name != "" {
+		s.startLocked(c, name)
+	}
+	return c
+}
+
+// startLocked gives c its unique id and, for a tagged tool, its tag.
+func (s *session) startLocked(c *call, name string) {
+	if c.started || s.closed {
+		return
+	}
+	c.started = true
+	c.name = name
+	c.tool = c.owner.tools[name]
+	_, untagged := c.tool.(untaggedTool)
+	c.tagged = !untagged
+	c.begin = time.Now()
+	s.seq++
+	base := c.modelID
+	if base == "" {
+		base = fmt.Sprintf("call_%d", s.seq)
+		c.modelID = base
+	}
+	id := base
+	for n := 2; s.ids[id] || s.exists(id); n++ {
+		id = fmt.Sprintf("%s_%d", base, n)
+	}
+	c.id = id
+	s.ids[id] = true
+	if !c.tagged {
+		return
+	}
+	if c.parentID == "" {
+		s.beforeTagLocked()
+	}
+	typ := name
+	if strings.TrimSpace(typ) == "" {
+		typ = "unknown"
+	}
+	markup, err := s.doc.Start(toolcallmarkup.ToolCall{ID: id, Type: typ, Status: toolcallmarkup.StatusPending, ParentID: c.parentID})
+	if err != nil {
+		// The parent was finalised already (an abandoned sub-agent); keep the
+		// call untagged so nothing refers to a missing tag.
+		c.tagged = false
+		return
+	}
+	if c.parentID == "" {
+		s.afterTag = true
+		s.tail = ">"
+	}
+	s.emitLocked(Event{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
+		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup}})
+}
+
+func (s *session) exists(id string) bool {
+	_, ok := s.doc.Get(id)
+	return ok
+}
+
+// argsDeltaLocked adds a fragment of c's arguments and reports it.
+func (s *session) argsDeltaLocked(c *call, chunk string) {
+	c.args.WriteString(chunk)
+	if !c.tagged || chunk == "" || s.closed {
+		return
+	}
+	acc := c.args.String()
+	args := parsePartial(acc)
+	var attrs []toolcallmarkup.Attr
+	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
+		attrs = t.TagAttrs(args)
+	}
+	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Extra: attrs})
+	if err != nil {
+		return
+	}
+	s.emitLocked(Event{Type: toolmark.EventToolCallDelta, Data: toolmark.ToolCallData{
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(toolcallmarkup.StatusPending),
+		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args}})
+}
+
+// parsePartial returns the best-effort parse of streamed JSON arguments.
+func parsePartial(s string) map[string]any {
+	var m map[string]any
+	if json.Unmarshal([]byte(s), &m) == nil {
+		return m
+	}
+	fixed, err := jsonrepair.JSONRepair(s)
+	if err != nil || json.Unmarshal([]byte(fixed), &m) != nil {
+		return nil
+	}
+	// A key still being written repairs to "" or to a key with a null value.
+	for k, v := range m {
+		if k == "" || v == nil {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// running moves c to running.
+func (s *session) running(c *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || c.status.Final() {
+		return
+	}
+	c.status = toolcallmarkup.StatusRunning
+	if !c.tagged {
+		return
+	}
+	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning})
+	if err != nil {
+		return
+	}
+	s.emitLocked(Event{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup}})
+}
+
+// succeed ends c with its result.
+func (s *session) succeed(c *call, result string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || c.status.Final() {
+		return
+	}
+	result = truncate(result, MaxToolResultBytes)
+	c.status, c.result, c.end = toolcallmarkup.StatusSuccess, result, time.Now()
+	if !c.tagged {
+		return
+	}
+	var attrs []toolcallmarkup.Attr
+	if t, ok := c.tool.(ResultAttrsTool); ok {
+		attrs = t.ResultAttrs(result)
+	}
+	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess, Extra: attrs})
+	if err != nil {
+		return
+	}
+	s.emitLocked(Event{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result}})
+}
+
+// fail ends c with status (error or cancelled) and errText.
+func (s *session) fail(c *call, status toolcallmarkup.Status, errText string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failLocked(c, status, errText)
+}
+
+func (s *session) failLocked(c *call, status toolcallmarkup.Status, errText string) {
+	if s.closed || c.status.Final() {
+		return
+	}
+	if errText == "" {
+		errText = string(status)
+	}
+	c.status, c.errText, c.end = status, errText, time.Now()
+	if !c.tagged {
+		return
+	}
+	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: status, Error: errText})
+	if err != nil {
+		return
+	}
+	s.emitLocked(Event{Type: toolmark.EventToolCallError, Data: toolmark.ToolCallData{
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(status), Markup: markup, Error: errText}})
+}
+
+// finalizeCalls gives every unfinished call of l a final status after l
+// stopped with err.
+func (s *session) finalizeCalls(l *loop, err error, cancelled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.calls {
+		if c.owner == l {
+			s.finalLocked(c, err, cancelled)
+		}
+	}
+}
+
+func (s *session) finalLocked(c *call, err error, cancelled bool) {
+	if c.status.Final() {
+		return
+	}
+	if !c.started {
+		s.startLocked(c, "unknown")
+	}
+	if cancelled {
+		s.failLocked(c, toolcallmarkup.StatusCancelled, "cancelled")
+		return
+	}
+	msg := "stopped"
+	if err != nil {
+		msg = err.Error()
+	}
+	s.failLocked(c, toolcallmarkup.StatusError, msg)
+}
+
+// finish flushes held-back text, gives every call a final status and closes
+// the session: nothing is emitted or changed after it.
+func (s *session) finish(err error, cancelled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLocked(s.doc.Flush())
+	for _, c := range s.calls {
+		s.finalLocked(c, err, cancelled)
+	}
+	s.closed = true
+}
+
+func (s *session) setTodos(id string, todos []toolmark.Todo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.todos = append([]toolmark.Todo(nil), todos...)
+	s.emitLocked(Event{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
+}
+
+func (s *session) todoList() []toolmark.Todo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]toolmark.Todo(nil), s.todos...)
+}
+
+// records returns the queryable record of every call.
+func (s *session) records() []toolmark.ToolCallRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]toolmark.ToolCallRecord, 0, len(s.calls))
+	for _, c := range s.calls {
+		if !c.started {
+			continue
+		}
+		r := toolmark.ToolCallRecord{
+			ID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status),
+			Result: c.result, Error: c.errText, StartedAt: c.begin,
+		}
+		if a := strings.TrimSpace(c.args.String()); a != "" && json.Valid([]byte(a)) {
+			r.Arguments = json.RawMessage(a)
+		}
+		if !c.end.IsZero() {
+			end := c.end
+			r.FinishedAt = &end
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "\n[truncated]"
+}

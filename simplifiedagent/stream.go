@@ -1,0 +1,163 @@
+package simplifiedagent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+)
+
+// roundStream collects what the model streamed in one round.
+type roundStream struct {
+	mu      sync.Mutex
+	text    strings.Builder
+	byIndex map[int]*call
+	order   []*call
+}
+
+// generate makes one model call, streaming its text and tool-call arguments
+// into the document, and returns the reply text and the tool calls to run.
+func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTools bool) (string, []*call, error) {
+	rs := &roundStream{byIndex: map[int]*call{}}
+	h := &Handler{s: l.s, l: l, rs: rs}
+	opts := []llms.CallOption{llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+		h.HandleStreamingFunc(ctx, chunk)
+		return l.s.emitError()
+	})}
+	if offerTools {
+		opts = append(opts, llms.WithTools(l.defs))
+	}
+	gctx := llmstream.WithToolCallDeltaFunc(ctx, func(ctx context.Context, d llmstream.ToolCallDelta) error {
+		l.toolDelta(rs, d)
+		return l.s.emitError()
+	})
+	resp, err := l.req.Model.GenerateContent(gctx, msgs, opts...)
+	if err != nil {
+		return "", rs.order, err
+	}
+	if resp == nil || len(resp.Choices) == 0 {
+		return "", rs.order, errors.New("the model returned no choices")
+	}
+	// Some providers (anthropic) return one choice per content block: take
+	// the text and the tool calls of all of them.
+	var text strings.Builder
+	var final []llms.ToolCall
+	for _, ch := range resp.Choices {
+		text.WriteString(ch.Content)
+		final = append(final, ch.ToolCalls...)
+	}
+	full := text.String()
+	rs.mu.Lock()
+	streamed := rs.text.String()
+	rs.mu.Unlock()
+	switch {
+	case streamed == "":
+		l.showTextChunk(full)
+	case strings.HasPrefix(full, streamed):
+		l.showTextChunk(full[len(streamed):])
+	}
+	if full == "" {
+		full = streamed
+	}
+	return full, l.matchCalls(rs, final), nil
+}
+
+func (l *loop) showTextChunk(s string) {
+	if l.showText && s != "" {
+		l.s.text(s)
+	}
+}
+
+// toolDelta applies one streamed fragment of a tool call.
+func (l *loop) toolDelta(rs *roundStream, d llmstream.ToolCallDelta) {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs.mu.Lock()
+	c := rs.byIndex[d.Index]
+	if c == nil {
+		c = s.newCallLocked(l, d.ID, d.Name)
+		rs.byIndex[d.Index] = c
+		rs.order = append(rs.order, c)
+	}
+	rs.mu.Unlock()
+	if c.modelID == "" && d.ID != "" && !c.started {
+		c.modelID = d.ID
+	}
+	if !c.started && d.Name != "" {
+		s.startLocked(c, d.Name)
+		// Arguments that arrived before the name are reported now.
+		if pending := c.args.String(); pending != "" {
+			c.args.Reset()
+			s.argsDeltaLocked(c, pending)
+		}
+	}
+	if !c.started {
+		c.args.WriteString(d.Arguments)
+		return
+	}
+	s.argsDeltaLocked(c, d.Arguments)
+}
+
+// matchCalls pairs the final tool calls of a response with the streamed
+// ones (by id, then in order) and starts those that were not streamed.
+func (l *loop) matchCalls(rs *roundStream, final []llms.ToolCall) []*call {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used := map[*call]bool{}
+	var out []*call
+	for _, tc := range final {
+		name, args := "", ""
+		if tc.FunctionCall != nil {
+			name, args = tc.FunctionCall.Name, tc.FunctionCall.Arguments
+		}
+		var c *call
+		for _, sc := range rs.order {
+			if !used[sc] && tc.ID != "" && sc.modelID == tc.ID {
+				c = sc
+				break
+			}
+		}
+		if c == nil {
+			for _, sc := range rs.order {
+				if !used[sc] && (tc.ID == "" || sc.modelID == "") {
+					c = sc
+					break
+				}
+			}
+		}
+		if c == nil {
+			c = s.newCallLocked(l, tc.ID, name)
+			s.argsDeltaLocked(c, args)
+		} else {
+			if !c.started {
+				pending := c.args.String()
+				c.args.Reset()
+				s.startLocked(c, name)
+				s.argsDeltaLocked(c, pending)
+			}
+			if args != "" && args != c.args.String() {
+				c.args.Reset()
+				c.args.WriteString(args)
+			}
+		}
+		used[c] = true
+		out = append(out, c)
+	}
+	// Streamed calls missing from the final response still run, so that
+	// every started tag reaches a final status through the usual path.
+	for _, sc := range rs.order {
+		if !used[sc] {
+			if !sc.started {
+				s.startLocked(sc, "unknown")
+			}
+			out = append(out, sc)
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package simplifiedagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Subagent is the subagent tool: it runs a nested agent on a sub-task with
+// its own tools. Inside Run, the nested calls' tags nest in the subagent's
+// tag (their ParentID is its toolCallId), subagent_status events report its
+// phases (started, round, completed, failed), and its text is not shown:
+// its final answer is the tool result.
+type Subagent struct {
+	Model       llms.Model
+	Tools       []Tool
+	System      string
+	MaxRounds   int           // default 4
+	ToolTimeout time.Duration // default DefaultToolTimeout
+}
+
+// NewSubagent returns the subagent tool running model with tools.
+func NewSubagent(model llms.Model, tools ...Tool) *Subagent {
+	return &Subagent{Model: model, Tools: tools, MaxRounds: 4,
+		System: "You are a research sub-agent. Use the tools to answer the task and reply with a short, factual summary that cites its sources."}
+}
+
+// Name implements tools.Tool.
+func (*Subagent) Name() string { return "subagent" }
+
+// Description implements tools.Tool.
+func (*Subagent) Description() string {
+	return "Delegate a self-contained research sub-task to a sub-agent with its own search tools. Returns its findings."
+}
+
+// Parameters returns the JSON schema of the arguments.
+func (*Subagent) Parameters() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"task": map[string]any{"type": "string", "description": "the sub-task, self-contained"},
+		},
+		"required": []string{"task"},
+	}
+}
+
+// TagAttrs shows the task on the tag.
+func (*Subagent) TagAttrs(args map[string]any) []toolcallmarkup.Attr {
+	if t, _ := args["task"].(string); t != "" {
+		return []toolcallmarkup.Attr{{Key: "task", Value: t}}
+	}
+	return nil
+}
+
+// Call implements tools.Tool.
+func (a *Subagent) Call(ctx context.Context, input string) (string, error) {
+	var args struct {
+		Task string `json:"task"`
+	}
+	if err := json.Unmarshal([]byte(input), &args); err != nil || strings.TrimSpace(args.Task) == "" {
+		args.Task = strings.TrimSpace(input)
+	}
+	if args.Task == "" {
+		return "", errors.New("subagent: task is empty")
+	}
+	if a.Model == nil {
+		return "", errors.New("subagent: no model")
+	}
+	req := Request{Model: a.Model, Input: args.Task, Tools: a.Tools, System: a.System,
+		MaxRounds: a.MaxRounds, ToolTimeout: a.ToolTimeout}
+	if req.MaxRounds <= 0 {
+		req.MaxRounds = 4
+	}
+	ci := callFromContext(ctx)
+	if ci == nil {
+		res, err := Run(ctx, req, nil)
+		if err != nil {
+			return "", fmt.Errorf("subagent: %w", err)
+		}
+		return res.Answer, nil
+	}
+	req.CancelGrace = ci.l.req.CancelGrace
+	ci.s.subagentStatus(ci.c.id, "started", args.Task)
+	l := newLoop(ci.s, req, ci.c.id, false)
+	answer, _, err := l.run(ctx)
+	if err != nil {
+		ci.s.subagentStatus(ci.c.id, "failed", err.Error())
+		return "", fmt.Errorf("subagent: %w", err)
+	}
+	ci.s.subagentStatus(ci.c.id, "completed", "")
+	if strings.TrimSpace(answer) == "" {
+		answer = "(the sub-agent gave no answer)"
+	}
+	return answer, nil
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Searcher runs a ranked full-text search over the knowledge base. The
+// store implements it.
+type Searcher interface {
+	SearchDocuments(ctx context.Context, query string, limit int) ([]toolmark.DocumentHit, error)
+}
+
+// SearchDocuments is the search_documents tool.
+type SearchDocuments struct {
+	Searcher Searcher
+	Limit    int // hits per search; default 5, at most 20
+}
+
+// NewSearchDocuments returns the search_documents tool over s.
+func NewSearchDocuments(s Searcher) *SearchDocuments {
+	return &SearchDocuments{Searcher: s, Limit: 5}
+}
+
+// Name implements tools.Tool.
+func (*SearchDocuments) Name() string { return "search_documents" }
+
+// Description implements tools.Tool.
+func (*SearchDocuments) Description() string {
+	return "Search the knowledge base (toolmark's documentation) with full-text search. " +
+		"Returns numbered hits with title, source and a snippet; cite them as [1], [2]."
+}
+
+// Parameters returns the JSON schema of the arguments.
+func (*SearchDocuments) Parameters() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query": map[string]any{"type": "string", "description": "keywords to search for"},
+			"limit": map[string]any{"type": "integer", "description": "number of hits (1-20)"},
+		},
+		"required": []string{"query"},
+	}
+}
+
+// TagAttrs shows the query on the tag while it streams.
+func (*SearchDocuments) TagAttrs(args map[string]any) []toolcallmarkup.Attr {
+	if q := stringArg(args, "query"); q != "" {
+		return []toolcallmarkup.Attr{{Key: "query", Value: q}}
+	}
+	return nil
+}
+
+// ResultAttrs adds the number of hits.
+func (*SearchDocuments) ResultAttrs(result string) []toolcallmarkup.Attr { return countAttr(result) }
+
+// Call implements tools.Tool. input is {"query": "...", "limit": n} or a
+// plain query.
+func (t *SearchDocuments) Call(ctx context.Context, input string) (string, error) {
+	var args struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := decodeArgs(input, &args, &args.Query); err != nil {
+		return "", fmt.Errorf("search_documents: bad arguments: %w", err)
+	}
+	args.Query = strings.TrimSpace(args.Query)
+	if args.Query == "" {
+		return "", errors.New("search_documents: query is empty")
+	}
+	if t.Searcher == nil {
+		return "", errors.New("search_documents: no knowledge base configured")
+	}
+	limit := args.Limit
+	if limit <= 0 {
+		limit = t.Limit
+	}
+	limit = min(max(limit, 1), 20)
+	hits, err := t.Searcher.SearchDocuments(ctx, args.Query, limit)
+	if err != nil {
+		return "", fmt.Errorf("search_documents: %w", err)
+	}
+	return FormatHits(args.Query, hits), nil
+}
+
+// FormatHits writes hits as the text the model receives: a "Found N"
+// line, then numbered entries with title, source and snippet.
+func FormatHits(query string, hits []toolmark.DocumentHit) string {
+	var b strings.Builder
+	noun := "documents"
+	if len(hits) == 1 {
+		noun = "document"
+	}
+	fmt.Fprintf(&b, "Found %d %s for %q.\n", len(hits), noun, query)
+	for i, h := range hits {
+		fmt.Fprintf(&b, "\n[%d] %s (%s)\n%s\n", i+1, oneLine(h.Title), h.Source, oneLine(h.Snippet))
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
