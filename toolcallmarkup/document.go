@@ -25,6 +25,10 @@ type node struct {
 	open   string // the opening tag as it stands in the content
 	items  []item // the body: text runs and nested elements
 	closed bool   // false only for an element left unclosed in parsed content
+	// implicitParent is true when tc.ParentID comes from the element's
+	// position in parsed content, not from a parentToolCallId attribute;
+	// the attribute is then not written when the tag is updated.
+	implicitParent bool
 }
 
 // item is a run of text (n == nil) or an element.
@@ -71,6 +75,10 @@ func NewDocument(content string) (*Document, error) {
 		parent := top()
 		parent.appendText(content[pos:s.Start])
 		n := &node{tc: s.Call, open: content[s.Start:s.OpenEnd], closed: s.End > s.CloseStart}
+		if s.Call.ParentID != "" {
+			raw, _, _ := parseOpen(content, s.Start)
+			n.implicitParent = raw.ParentID == ""
+		}
 		parent.items = append(parent.items, item{n: n})
 		d.byID[s.Call.ID] = n
 		stack = append(stack, open{n: n, span: s})
@@ -209,7 +217,11 @@ func (d *Document) Update(id string, u Update) (string, error) {
 }
 
 func (d *Document) set(n *node, tc ToolCall) {
-	open := OpenTag(tc)
+	w := tc
+	if n.implicitParent {
+		w.ParentID = ""
+	}
+	open := OpenTag(w)
 	d.size += len(open) - len(n.open)
 	n.tc, n.open = tc, open
 }

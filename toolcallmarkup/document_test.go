@@ -400,3 +400,40 @@ func TestAppendNeutralised(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateStructuralParent checks that a Document loaded from content in
+// which a nested tag names its parent only by position updates that tag as
+// Rewrite does: without adding a parentToolCallId attribute.
+func TestUpdateStructuralParent(t *testing.T) {
+	const content = `<ToolCall type="agent" status="running" toolCallId="p">` +
+		`<ToolCall type="t" status="running" toolCallId="c"></ToolCall></ToolCall>`
+	d := mustDocument(t, content)
+	if tc, _ := d.Get("c"); tc.ParentID != "p" {
+		t.Errorf("ParentID got %q, want %q", tc.ParentID, "p")
+	}
+	tests := []struct {
+		name string
+		u    Update
+	}{
+		{"same status", Update{Status: StatusRunning}},
+		{"extra", Update{Extra: []Attr{{"count", "1"}}}},
+		{"success", Update{Status: StatusSuccess}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := d.String()
+			want := mustRewrite(t, before, "c", tt.u)
+			mustUpdate(t, d, "c", tt.u)
+			if got := d.String(); got != want {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+	if d.String() != `<ToolCall type="agent" status="running" toolCallId="p">`+
+		`<ToolCall type="t" status="success" toolCallId="c" count="1"></ToolCall></ToolCall>` {
+		t.Errorf("got %s", d.String())
+	}
+	if tc, _ := d.Get("c"); tc.ParentID != "p" {
+		t.Errorf("ParentID after update got %q, want %q", tc.ParentID, "p")
+	}
+}
