@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+
+	"github.com/toolmark/toolmark"
+	sqlfiles "github.com/toolmark/toolmark/sql"
+)
+
+// DefaultMaxContentBytes is the default limit on the size of a message's
+// content (WithMaxContentBytes).
+const DefaultMaxContentBytes = 8 << 20
+
+// versionTable is tern's table recording the schema version.
+const versionTable = "public.schema_version"
+
+// DB is toolmark's PostgreSQL store. It is safe for concurrent use.
+type DB struct {
+	pool       *pgxpool.Pool
+	log        *slog.Logger
+	maxContent int
+}
+
+// Option configures Open.
+type Option func(*DB)
+
+// WithMaxContentBytes sets the largest message content, in bytes, that the
+// store accepts (user messages, saved and rewritten assistant content);
+// larger content is refused with ETOOLARGE. The default is 8 MiB.
+func WithMaxContentBytes(n int) Option {
+	return func(db *DB) {
+		if n > 0 {
+			db.maxContent = n
+		}
+	}
+}
+
+// WithLogger sets the logger; the default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(db *DB) {
+		if l != nil {
+			db.log = l
+		}
+	}
+}
+
+// Open connects to the PostgreSQL server at databaseURL and pings it. It does
+// not migrate the schema; call Migrate for that.
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) {
+	db := &DB{log: slog.Default(), maxContent: DefaultMaxContentBytes}
+	for _, o := range opts {
+		o(db)
+	}
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to postgres: %w", err)
+	}
+	db.pool = pool
+	return db, nil
+}
+
+// Close closes every connection of the pool.
+func (db *DB) Close() { db.pool.Close() }
+
+// Pool returns the underlying connection pool.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// MaxContentBytes returns the content size limit in force.
+func (db *DB) MaxContentBytes() int { return db.maxContent }
+
+// Migrate applies the embedded migrations that the database lacks. tern
+// holds a PostgreSQL advisory lock while it migrates, so concurrent callers
+// on several replicas apply each migration once; calling it on a current
+// schema does nothing.
+func (db *DB) Migrate(ctx context.Context) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	if err := m.LoadMigrations(sqlfiles.Migrations); err != nil {
+		return fmt.Errorf("loading migrations: %w", err)
+	}
+	m.OnStart = func(seq int32, name, _, _ string) {
+		db.log.Info("applying migration", "sequence", seq, "name", name)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the number of the newest embedded migration: the
+// version Migrate brings a database to.
+func SchemaVersion() int {
+	names, err := migrate.FindMigrations(sqlfiles.Migrations)
+	if err != nil {
+		return 0
+	}
+	return len(names)
+}
+
+// MigrationsHash returns a hex digest of the embedded migration files. Test
+// helpers name template databases by it, so a changed schema gets a new
+// template.
+func MigrationsHash() string {
+	h := sha256.New()
+	names, _ := fs.Glob(sqlfiles.Migrations, "*.sql")
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := fs.ReadFile(sqlfiles.Migrations, n)
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Ready returns nil when the server answers and the schema is at the
+// version of the embedded migrations, and an EUNAVAILABLE error otherwise.
+func (db *DB) Ready(ctx context.Context) error {
+	var v int
+	err := db.pool.QueryRow(ctx, "select version from "+versionTable).Scan(&v)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+			return toolmark.Errorf(toolmark.EUNAVAILABLE, "database schema is not migrated")
+		}
+		return &wrapped{toolmark.Errorf(toolmark.EUNAVAILABLE, "database unavailable"), fmt.Errorf("checking readiness: %w", err)}
+	}
+	if want := SchemaVersion(); v != want {
+		return toolmark.Errorf(toolmark.EUNAVAILABLE, "database schema is at version %d, want %d", v, want)
+	}
+	return nil
+}
+
+// wrapped is a *toolmark.Error for the client that keeps the internal cause
+// for logs and errors.Is.
+type wrapped struct {
+	e     *toolmark.Error
+	cause error
+}
+
+func (w *wrapped) Error() string   { return w.cause.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.e, w.cause} }
+
+// notFound returns the ENOTFOUND error for a kind of object.
+func notFound(kind string) error {
+	return toolmark.Errorf(toolmark.ENOTFOUND, "%s not found", kind)
+}
+
+// dbErr maps PostgreSQL errors to toolmark codes and wraps the rest with
+// context: no rows → ENOTFOUND for kind, unique violation → ECONFLICT,
+// foreign-key violation → ENOTFOUND, invalid text or JSON → EINVALID.
+func dbErr(context, kind string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *toolmark.Error
+	if errors.As(err, &te) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(kind)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return &wrapped{toolmark.Errorf(toolmark.ECONFLICT, "%s already exists", kind), fmt.Errorf("%s: %w", context, err)}
+		case "23503": // foreign_key_violation
+			return &wrapped{notFound(kind).(*toolmark.Error), fmt.Errorf("%s: %w", context, err)}
+		case "22021", "22P02", "22P05", "22025", "22032": // bad encoding, invalid text/JSON representation
+			return &wrapped{toolmark.Errorf(toolmark.EINVALID, "invalid %s", kind), fmt.Errorf("%s: %w", context, err)}
+		}
+	}
+	return fmt.Errorf("%s: %w", context, err)
+}
+
+// checkText validates a text field: valid UTF-8, no NUL byte, at most max
+// bytes, and non-empty when required.
+func checkText(field, s string, max int, required bool) error {
+	switch {
+	case required && strings.TrimSpace(s) == "":
+		return toolmark.Errorf(toolmark.EINVALID, "%s is empty", field)
+	case len(s) > max:
+		return toolmark.Errorf(toolmark.ETOOLARGE, "%s is larger than %d bytes", field, max)
+	case !utf8.ValidString(s):
+		return toolmark.Errorf(toolmark.EINVALID, "%s is not valid UTF-8", field)
+	case strings.IndexByte(s, 0) >= 0:
+		return toolmark.Errorf(toolmark.EINVALID, "%s contains a NUL byte", field)
+	}
+	return nil
+}
+
+// validID reports whether id can be sent to PostgreSQL as text; an id that
+// cannot is unknown by definition.
+func validID(id string) bool {
+	return id != "" && len(id) <= 200 && utf8.ValidString(id) && strings.IndexByte(id, 0) < 0
+}
+
+// beginFunc runs fn in a transaction, committing when it returns nil.
+func (db *DB) beginFunc(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.pool, fn)
+}

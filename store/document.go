@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolmark/toolmark"
+)
+
+// maxDocumentBytes limits a knowledge-base document's body.
+const maxDocumentBytes = 16 << 20
+
+// UpsertDocument stores a knowledge-base document by its unique source
+// (file path or URL), replacing the title and body of an earlier version,
+// and returns its id.
+func (db *DB) UpsertDocument(ctx context.Context, source, title, body string) (string, error) {
+	if err := checkText("source", source, 2048, true); err != nil {
+		return "", err
+	}
+	if err := checkText("title", title, maxTitleBytes, false); err != nil {
+		return "", err
+	}
+	if err := checkText("body", body, maxDocumentBytes, false); err != nil {
+		return "", err
+	}
+	var id string
+	err := db.pool.QueryRow(ctx, `
+		insert into documents (source, title, body) values ($1, $2, $3)
+		on conflict (source) do update set title = excluded.title, body = excluded.body, updated_at = now()
+		returning id`, source, title, body).Scan(&id)
+	if err != nil {
+		return "", dbErr("saving document", "document", err)
+	}
+	return id, nil
+}
+
+// SearchDocuments runs a web-search style query (quoted phrases, or, -word;
+// English stemming) over the knowledge base and returns up to limit hits
+// (default 5, at most 50), best first. Title matches weigh more than body
+// matches. Snippets are plain text; matched words are set in « and ».
+func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]toolmark.DocumentHit, error) {
+	if err := checkText("query", query, 1000, false); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 5
+	}
+	limit = min(limit, 50)
+	rows, err := db.pool.Query(ctx, `
+		select d.id, d.source, d.title,
+			ts_headline('english', d.body, q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15'),
+			ts_rank_cd(d.search, q) as rank
+		from documents d, websearch_to_tsquery('english', $1) q
+		where d.search @@ q
+		order by rank desc, d.id
+		limit $2`, query, limit)
+	if err != nil {
+		return nil, dbErr("searching documents", "query", err)
+	}
+	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.DocumentHit, error) {
+		var h toolmark.DocumentHit
+		var rank float32
+		err := r.Scan(&h.ID, &h.Source, &h.Title, &h.Snippet, &rank)
+		h.Rank = float64(rank)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("searching documents: %w", err)
+	}
+	if hits == nil {
+		hits = []toolmark.DocumentHit{}
+	}
+	return hits, nil
+}

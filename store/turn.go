@@ -1,0 +1,302 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolmark/toolmark"
+)
+
+// maxIdempotencyKeyBytes limits idempotency keys.
+const maxIdempotencyKeyBytes = 200
+
+// NewTurn is the input of CreateTurn.
+type NewTurn struct {
+	OwnerID        string
+	ConversationID string
+	Content        string // the user's message
+	IdempotencyKey string // optional; a retried request with the same key gets the same turn
+}
+
+// HistoryTurn is one finished turn of a conversation as the agent needs it
+// to rebuild the model's message history.
+type HistoryTurn struct {
+	TurnID           string
+	Status           toolmark.TurnStatus
+	UserText         string
+	AssistantContent string // ToolCall markup, final statuses only
+	ToolCalls        []toolmark.ToolCallRecord
+}
+
+const turnColumns = `t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
+	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at, t.last_seq,
+	t.created_at, t.started_at, t.finished_at`
+
+func scanTurn(row pgx.Row) (toolmark.Turn, error) {
+	var t toolmark.Turn
+	err := row.Scan(&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
+		&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
+		&t.CreatedAt, &t.StartedAt, &t.FinishedAt)
+	return t, err
+}
+
+func collectTurns(rows pgx.Rows) ([]toolmark.Turn, error) {
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.Turn, error) { return scanTurn(r) })
+	if ts == nil && err == nil {
+		ts = []toolmark.Turn{}
+	}
+	return ts, err
+}
+
+// CreateTurn creates a turn in one of the owner's conversations, in one
+// transaction: the user message (complete), an empty assistant message
+// (streaming, seq 0) and the turn (queued). A request repeating the
+// IdempotencyKey of an earlier turn of the same conversation returns that
+// turn with created false. While another turn of the conversation is queued
+// or running it is ECONFLICT. Content must be non-empty valid UTF-8 without
+// NUL bytes and within the size limit (EINVALID, ETOOLARGE); on any error
+// nothing is written.
+func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, created bool, err error) {
+	if !validID(nt.ConversationID) || !validID(nt.OwnerID) {
+		return toolmark.Turn{}, false, notFound("conversation")
+	}
+	if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
+		return toolmark.Turn{}, false, err
+	}
+	if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
+		return toolmark.Turn{}, false, err
+	}
+	err = db.beginFunc(ctx, func(tx pgx.Tx) error {
+		// The conversation's row lock serialises turn creation within it.
+		var id string
+		err := tx.QueryRow(ctx, `
+			select id from conversations where id = $1 and owner_id = $2 for update`,
+			nt.ConversationID, nt.OwnerID).Scan(&id)
+		if err != nil {
+			return dbErr("creating turn", "conversation", err)
+		}
+		if nt.IdempotencyKey != "" {
+			turn, err = scanTurn(tx.QueryRow(ctx, `
+				select `+turnColumns+` from turns t
+				where t.conversation_id = $1 and t.idempotency_key = $2`, nt.ConversationID, nt.IdempotencyKey))
+			if err == nil {
+				return nil
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("looking up idempotency key: %w", err)
+			}
+		}
+		var active bool
+		err = tx.QueryRow(ctx, `
+			select exists (select 1 from turns where conversation_id = $1 and status in ('queued', 'running'))`,
+			nt.ConversationID).Scan(&active)
+		if err != nil {
+			return fmt.Errorf("looking for an active turn: %w", err)
+		}
+		if active {
+			return toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
+		}
+		turn, err = scanTurn(tx.QueryRow(ctx, `
+			with ids as (
+				select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
+			), m as (
+				insert into messages (id, conversation_id, turn_id, role, content, status)
+				select umid, $1, tid, 'user', $2, 'complete' from ids
+				union all
+				select amid, $1, tid, 'assistant', '', 'streaming' from ids
+			), c as (
+				update conversations set updated_at = now() where id = $1
+			), t as (
+				insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key)
+				select tid, $1, umid, amid, 'queued', nullif($3, '') from ids
+				returning *
+			)
+			select `+turnColumns+` from t`, nt.ConversationID, nt.Content, nt.IdempotencyKey))
+		if err != nil {
+			return dbErr("creating turn", "turn", err)
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return toolmark.Turn{}, false, err
+	}
+	return turn, created, nil
+}
+
+// GetTurn returns a turn of one of the owner's conversations.
+func (db *DB) GetTurn(ctx context.Context, ownerID, turnID string) (toolmark.Turn, error) {
+	if !validID(turnID) || !validID(ownerID) {
+		return toolmark.Turn{}, notFound("turn")
+	}
+	t, err := scanTurn(db.pool.QueryRow(ctx, `
+		select `+turnColumns+` from turns t join conversations c on c.id = t.conversation_id
+		where t.id = $1 and c.owner_id = $2`, turnID, ownerID))
+	if err != nil {
+		return toolmark.Turn{}, dbErr("getting turn", "turn", err)
+	}
+	return t, nil
+}
+
+// TurnByID returns a turn whoever owns it; it is for the runner.
+func (db *DB) TurnByID(ctx context.Context, turnID string) (toolmark.Turn, error) {
+	if !validID(turnID) {
+		return toolmark.Turn{}, notFound("turn")
+	}
+	t, err := scanTurn(db.pool.QueryRow(ctx, `select `+turnColumns+` from turns t where t.id = $1`, turnID))
+	if err != nil {
+		return toolmark.Turn{}, dbErr("getting turn", "turn", err)
+	}
+	return t, nil
+}
+
+// ActiveTurns returns every queued or running turn, oldest first.
+func (db *DB) ActiveTurns(ctx context.Context) ([]toolmark.Turn, error) {
+	rows, err := db.pool.Query(ctx, `
+		select `+turnColumns+` from turns t
+		where t.status in ('queued', 'running')
+		order by t.created_at, t.id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing active turns: %w", err)
+	}
+	ts, err := collectTurns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing active turns: %w", err)
+	}
+	return ts, nil
+}
+
+// ConversationHistory returns the finished turns (completed, failed,
+// cancelled or interrupted; see HistoryTurn.Status) of a conversation that
+// came before beforeTurnID, oldest first, with their tool calls. An empty
+// beforeTurnID returns every finished turn.
+func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTurnID string) ([]HistoryTurn, error) {
+	if !validID(conversationID) || (beforeTurnID != "" && !validID(beforeTurnID)) {
+		return nil, notFound("conversation")
+	}
+	rows, err := db.pool.Query(ctx, `
+		select t.id, t.status, um.content, am.content
+		from turns t
+		join messages um on um.id = t.user_message_id
+		join messages am on am.id = t.assistant_message_id
+		where t.conversation_id = $1
+		  and t.status not in ('queued', 'running')
+		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
+		order by um.pos`, conversationID, beforeTurnID)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	hs := []HistoryTurn{}
+	index := map[string]int{}
+	ids := []string{}
+	for rows.Next() {
+		var h HistoryTurn
+		if err := rows.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading conversation history: %w", err)
+		}
+		index[h.TurnID] = len(hs)
+		ids = append(ids, h.TurnID)
+		hs = append(hs, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	if len(ids) == 0 {
+		return hs, nil
+	}
+	rows, err = db.pool.Query(ctx, `select `+toolCallColumns+` from tool_calls where turn_id = any($1) order by turn_id, started_at, id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	recs, err := collectToolCalls(rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	for _, r := range recs {
+		h := &hs[index[r.TurnID]]
+		h.ToolCalls = append(h.ToolCalls, r)
+	}
+	return hs, nil
+}
+
+// MarkTurnRunning moves a queued turn to running and records its start. It
+// is ECONFLICT when the turn is not queued.
+func (db *DB) MarkTurnRunning(ctx context.Context, turnID string) error {
+	if !validID(turnID) {
+		return notFound("turn")
+	}
+	tag, err := db.pool.Exec(ctx, `
+		update turns set status = 'running', started_at = coalesce(started_at, now())
+		where id = $1 and status = 'queued'`, turnID)
+	if err != nil {
+		return fmt.Errorf("marking turn running: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return db.turnConflict(ctx, turnID, "turn is not queued")
+	}
+	return nil
+}
+
+// turnConflict returns ENOTFOUND when the turn does not exist and an
+// ECONFLICT with msg when it does.
+func (db *DB) turnConflict(ctx context.Context, turnID, msg string) error {
+	var exists bool
+	if err := db.pool.QueryRow(ctx, `select exists (select 1 from turns where id = $1)`, turnID).Scan(&exists); err != nil {
+		return fmt.Errorf("looking up turn: %w", err)
+	}
+	if !exists {
+		return notFound("turn")
+	}
+	return toolmark.Errorf(toolmark.ECONFLICT, "%s", msg)
+}
+
+// messageStatusFor maps a final turn status to its assistant message's.
+func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
+	switch s {
+	case toolmark.TurnCompleted:
+		return toolmark.MessageComplete
+	case toolmark.TurnCancelled:
+		return toolmark.MessageCancelled
+	case toolmark.TurnInterrupted:
+		return toolmark.MessageInterrupted
+	}
+	return toolmark.MessageFailed
+}
+
+// FinishTurn ends a turn: its status (which must be final), error text and
+// finish time; the assistant message's content, the seq it reflects and its
+// status (complete, failed, cancelled or interrupted); and releases the
+// lease. It is ECONFLICT when the turn is already final.
+func (db *DB) FinishTurn(ctx context.Context, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
+	if !validID(turnID) {
+		return notFound("turn")
+	}
+	if !status.Final() {
+		return toolmark.Errorf(toolmark.EINVALID, "turn status %q is not final", status)
+	}
+	if err := checkText("error", errText, 4096, false); err != nil {
+		return err
+	}
+	if err := checkText("content", content, db.maxContent, false); err != nil {
+		return err
+	}
+	var id string
+	err := db.pool.QueryRow(ctx, `
+		with t as (
+			update turns set status = $2, error = $3, finished_at = now(), lease_owner = null, lease_expires_at = null
+			where id = $1 and status in ('queued', 'running')
+			returning assistant_message_id
+		)
+		update messages m set content = $4, seq = $5, status = $6, updated_at = now()
+		from t where m.id = t.assistant_message_id
+		returning m.id`, turnID, status, errText, content, seq, messageStatusFor(status)).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.turnConflict(ctx, turnID, "turn is already finished")
+	} else if err != nil {
+		return dbErr("finishing turn", "turn", err)
+	}
+	return nil
+}
