@@ -1,0 +1,271 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolmark/toolmark"
+)
+
+// defaultRetry is the reconnection delay until the server sends its own.
+const defaultRetry = time.Second
+
+// errGap reports an event whose seq is past the next expected one.
+var errGap = errors.New("gap in the event sequence")
+
+// callbackError wraps an error returned by Follow's callback so that it is
+// told apart from the stream's own errors.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+func (e *callbackError) Unwrap() error { return e.err }
+
+// Follow follows the event stream of a turn from the event after seq after
+// (0: from the start) and calls fn with each event in order, exactly once.
+//
+// When the connection drops (a network error, or the stream ending before
+// the turn's terminal event), Follow reconnects with Last-Event-ID set to
+// the seq of the last event it delivered, waiting the server's retry delay,
+// doubled after each reconnection that delivered nothing, up to a limit (see
+// WithRetries, WithMaxBackoff, WithIdleTimeout). Events the server sends
+// again are skipped; an event past the next expected seq makes it
+// reconnect, so fn never sees a duplicate or a gap. A snapshot event
+// (when the server no longer holds the cursor) is delivered and replaces the
+// cursor by the snapshot's seq: fn must then replace its state by the
+// snapshot's.
+//
+// Follow returns nil after fn has returned for the terminal event
+// (turn_completed, turn_failed, turn_cancelled), or for a snapshot of a
+// finished turn when the server sends nothing after it. It returns fn's
+// error as soon as fn fails, ctx's error when ctx ends, an *APIError when the
+// server refuses the stream with a 4xx status, and the last error when the
+// retries are used up.
+func (c *Client) Follow(ctx context.Context, turnID string, after int64, fn func(toolmark.Event) error) error {
+	f := &follower{c: c, turnID: turnID, last: after, fn: fn, retry: defaultRetry}
+	failures := 0
+	for {
+		progressed, err := f.once(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if cbErr := (*callbackError)(nil); errors.As(err, &cbErr) {
+			return cbErr.err
+		}
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.Status < 500 && apiErr.Status != http.StatusTooManyRequests && apiErr.Status != http.StatusRequestTimeout {
+			return err
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		if failures > c.maxRetries {
+			return fmt.Errorf("following turn %s: giving up after %d reconnections: %w", turnID, c.maxRetries, err)
+		}
+		if err := sleep(ctx, f.backoff(failures)); err != nil {
+			return err
+		}
+	}
+}
+
+// follower is the state of one Follow call across its connections.
+type follower struct {
+	c      *Client
+	turnID string
+	fn     func(toolmark.Event) error
+	last   int64         // seq of the last delivered event (or snapshot)
+	retry  time.Duration // the server's reconnection delay
+	// finalSnapshot is set when the last thing delivered was a snapshot of a
+	// finished turn: a stream ending right after it ends the turn too.
+	finalSnapshot bool
+}
+
+// backoff returns the wait before reconnection number n (1-based): the
+// server's retry delay doubled for each failure after the first, capped,
+// with up to 20% random jitter.
+func (f *follower) backoff(n int) time.Duration {
+	d := f.retry
+	for i := 1; i < n && d < f.c.maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, f.c.maxBackoff)
+	if d > 0 {
+		d += time.Duration(rand.Int64N(int64(d)/5 + 1))
+	}
+	return d
+}
+
+// once makes one connection and delivers its events. It returns nil when
+// the turn is over, and reports whether it delivered at least one event.
+func (f *follower) once(ctx context.Context) (progressed bool, err error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	path := "/api/turns/" + url.PathEscape(f.turnID) + "/events"
+	req, err := f.c.newRequest(actx, http.MethodGet, path, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	if f.last > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(f.last, 10))
+	}
+	var idle idleTimer
+	idle.start(f.c.idleTimeout, cancel)
+	defer idle.stop()
+	resp, err := f.c.hc.Do(req)
+	if err != nil {
+		return false, f.connErr(ctx, &idle, fmt.Errorf("GET %s: %w", path, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, decodeError(resp)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		return false, &APIError{Status: resp.StatusCode, Code: toolmark.EINTERNAL, Message: "events answer has content type " + ct}
+	}
+	rd := NewReader(&idleReader{r: resp.Body, t: &idle})
+	for {
+		fr, err := rd.Next()
+		if err != nil {
+			if f.finalSnapshot && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+				return progressed, nil
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF // the stream ended before the terminal event
+			}
+			return progressed, f.connErr(ctx, &idle, fmt.Errorf("reading events: %w", err))
+		}
+		if fr.Retry > 0 {
+			f.retry = time.Duration(fr.Retry) * time.Millisecond
+		}
+		if fr.Data == "" {
+			continue
+		}
+		var ev toolmark.Event
+		if err := json.Unmarshal([]byte(fr.Data), &ev); err != nil {
+			return progressed, fmt.Errorf("decoding event %q: %w", fr.ID, err)
+		}
+		if ev.Type == "" {
+			ev.Type = toolmark.EventType(fr.Event)
+		}
+		if ev.Type == toolmark.EventSnapshot {
+			var sd toolmark.SnapshotData
+			if err := json.Unmarshal(ev.Data, &sd); err != nil {
+				return progressed, fmt.Errorf("decoding snapshot: %w", err)
+			}
+			if err := f.fn(ev); err != nil {
+				return progressed, &callbackError{err}
+			}
+			progressed = true
+			f.last = sd.Seq
+			if f.last == 0 {
+				f.last = ev.Seq
+			}
+			f.finalSnapshot = sd.Status.Final()
+			continue
+		}
+		if ev.Seq <= f.last {
+			continue // already delivered
+		}
+		if ev.Seq != f.last+1 {
+			return progressed, fmt.Errorf("%w: got seq %d after %d", errGap, ev.Seq, f.last)
+		}
+		if err := f.fn(ev); err != nil {
+			return progressed, &callbackError{err}
+		}
+		progressed = true
+		f.last = ev.Seq
+		f.finalSnapshot = false
+		if ev.Type.Terminal() {
+			return progressed, nil
+		}
+	}
+}
+
+// connErr names an idle timeout as such: the request's context was
+// cancelled by the idle timer, not by the caller.
+func (f *follower) connErr(ctx context.Context, idle *idleTimer, err error) error {
+	if ctx.Err() == nil && idle.fired() {
+		return fmt.Errorf("no data for %v: %w", f.c.idleTimeout, err)
+	}
+	return err
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// idleTimer cancels a connection that receives nothing for a while.
+type idleTimer struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	d       time.Duration
+	didFire bool
+}
+
+func (it *idleTimer) start(d time.Duration, cancel context.CancelFunc) {
+	if d <= 0 {
+		return
+	}
+	it.d = d
+	it.t = time.AfterFunc(d, func() {
+		it.mu.Lock()
+		it.didFire = true
+		it.mu.Unlock()
+		cancel()
+	})
+}
+
+func (it *idleTimer) reset() {
+	if it.t != nil {
+		it.t.Reset(it.d)
+	}
+}
+
+func (it *idleTimer) stop() {
+	if it.t != nil {
+		it.t.Stop()
+	}
+}
+
+func (it *idleTimer) fired() bool {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.didFire
+}
+
+// idleReader resets its timer whenever bytes arrive.
+type idleReader struct {
+	r io.Reader
+	t *idleTimer
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.t.reset()
+	}
+	return n, err
+}
