@@ -86,6 +86,7 @@ func (s *session) appendLocked(out string) {
 		return
 	}
 	s.tail = (s.tail + out)[max(0, len(s.tail)+len(out)-2):]
+	s.afterTag = false
 	s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: out}})
 }
 
@@ -112,7 +113,7 @@ func (s *session) text(chunk string) {
 func (s *session) beforeTagLocked() {
 	out := s.doc.Flush()
 	s.appendLocked(out)
-	if s.tail == "" || s.afterTag {
+	if s.tail == "" {
 		return
 	}
 	sep := "\n\n"

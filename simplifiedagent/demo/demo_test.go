@@ -1,0 +1,126 @@
+package demo_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/simplifiedagent"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+type fakeSearcher struct{ docs []toolmark.DocumentHit }
+
+func (f fakeSearcher) SearchDocuments(_ context.Context, query string, limit int) ([]toolmark.DocumentHit, error) {
+	var out []toolmark.DocumentHit
+	for _, d := range f.docs {
+		for _, w := range strings.Fields(query) {
+			if strings.Contains(strings.ToLower(d.Title+" "+d.Snippet), w) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+var docs = fakeSearcher{docs: []toolmark.DocumentHit{
+	{ID: "1", Source: "resume.md", Title: "Resuming a stream", Snippet: "Clients resume with Last-Event-ID and get the events they missed."},
+	{ID: "2", Source: "cancellation.md", Title: "Cancellation", Snippet: "Cancelling a turn sets every open tag to cancelled."},
+}}
+
+type events struct {
+	mu sync.Mutex
+	ev []simplifiedagent.Event
+}
+
+func (e *events) emit(_ context.Context, ev simplifiedagent.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ev = append(e.ev, ev)
+	return nil
+}
+
+func TestDemoRun(t *testing.T) {
+	search := tools.NewSearchDocuments(docs)
+	tests := []struct {
+		name      string
+		question  string
+		wantTodos int
+		wantTags  map[string]int
+		wantCite  string
+	}{
+		{"simple", "How do clients resume a stream?", 0, map[string]int{"search_documents": 1}, "[1] Resuming a stream — resume.md"},
+		{"multi-part", "How does resume work? And what happens on cancellation?", 2,
+			map[string]int{"search_documents": 2}, "[2] Cancellation — cancellation.md"},
+		{"compare", "Compare resume and cancellation", 2,
+			map[string]int{"subagent": 2, "search_documents": 2}, "Sub-agent findings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ev events
+			res, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{
+				Model: &demo.Model{},
+				Input: tt.question,
+				Tools: []simplifiedagent.Tool{search, simplifiedagent.NewTodoList(),
+					simplifiedagent.NewSubagent(&demo.Model{}, search)},
+			}, ev.emit)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			tags := map[string]int{}
+			for _, sp := range toolcallmarkup.Scan(res.Content) {
+				if sp.Call.Status != toolcallmarkup.StatusSuccess {
+					t.Errorf("tag %s %s: status %s, want success", sp.Call.Type, sp.Call.ID, sp.Call.Status)
+				}
+				tags[sp.Call.Type]++
+			}
+			for typ, n := range tt.wantTags {
+				if tags[typ] != n {
+					t.Errorf("got %d %s tags, want %d (content %q)", tags[typ], typ, n, res.Content)
+				}
+			}
+			if len(res.Todos) != tt.wantTodos {
+				t.Errorf("got %d todos, want %d", len(res.Todos), tt.wantTodos)
+			}
+			for _, td := range res.Todos {
+				if td.Status != toolmark.TodoDone {
+					t.Errorf("todo %q is %s, want done", td.Text, td.Status)
+				}
+			}
+			if !strings.HasPrefix(res.Answer, demo.Banner) || !strings.Contains(res.Answer, tt.wantCite) {
+				t.Errorf("answer %q lacks the banner or %q", res.Answer, tt.wantCite)
+			}
+			if !strings.Contains(res.Content, demo.Banner) {
+				t.Errorf("content lacks the banner")
+			}
+		})
+	}
+}
+
+func TestParts(t *testing.T) {
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{"How do I resume?", []string{"How do I resume"}},
+		{"What is a ToolCall? How is it escaped?", []string{"What is a ToolCall", "How is it escaped"}},
+		{"Compare resume and cancellation", []string{"resume", "cancellation"}},
+		{"Steps:\n- deploy\n- configure", []string{"Steps", "deploy", "configure"}},
+	}
+	for _, tt := range tests {
+		if got := demo.Parts(tt.q); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("Parts(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
+
+func TestKeywords(t *testing.T) {
+	if got, want := demo.Keywords("How do clients resume after a disconnect?"), "clients resume after disconnect"; got != want {
+		t.Errorf("Keywords = %q, want %q", got, want)
+	}
+}
