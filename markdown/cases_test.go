@@ -1,0 +1,47 @@
+package markdown
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCases renders every case of testdata/*.txt (except xss.txt) and
+// compares it with the expected HTML. Run with -update to rewrite the
+// expected HTML after a deliberate change, then review the diff.
+func TestCases(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New()
+	total := 0
+	for _, file := range files {
+		if filepath.Base(file) == "xss.txt" {
+			continue
+		}
+		cases := mustReadCases(t, file)
+		for i, c := range cases {
+			total++
+			name := strings.TrimSuffix(filepath.Base(file), ".txt") + "/" + strconv.Itoa(c.No) + ":" + c.Description
+			got := strings.TrimRight(mustRender(t, r, c.Markdown), "\n")
+			if *update {
+				cases[i].Expected = got
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
+				if got != c.Expected {
+					t.Errorf("markdown:\n%s\ngot:\n%s\nwant:\n%s", c.Markdown, got, c.Expected)
+				}
+				if p := checkSafe(got); len(p) != 0 {
+					t.Errorf("unsafe output: %v", p)
+				}
+			})
+		}
+		if *update {
+			writeCases(t, file, cases)
+		}
+	}
+	t.Logf("%d cases in %d files", total, len(files)-1)
+}

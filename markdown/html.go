@@ -1,0 +1,202 @@
+package markdown
+
+import (
+	"bytes"
+	stdhtml "html"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// HTMLRenderer renders *Node as a status widget, and code spans and code
+// blocks with toolcallmarkup.RestoreText applied, so that text the model
+// wrote about <ToolCall …> in code shows exactly as written.
+type HTMLRenderer struct {
+	html.Config
+	cfg Config
+}
+
+// NewHTMLRenderer returns the renderer.NodeRenderer of the ToolCall extension.
+func NewHTMLRenderer(opts ...Option) renderer.NodeRenderer {
+	return &HTMLRenderer{Config: html.NewConfig(), cfg: newConfig(opts)}
+}
+
+// RegisterFuncs implements renderer.NodeRenderer.RegisterFuncs.
+func (r *HTMLRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(KindToolCall, r.renderToolCall)
+	reg.Register(ast.KindCodeSpan, r.renderCodeSpan)
+	reg.Register(ast.KindCodeBlock, r.renderCodeBlock)
+	reg.Register(ast.KindFencedCodeBlock, r.renderFencedCodeBlock)
+}
+
+// statusLabels are the accessible names of the statuses.
+var statusLabels = map[toolcallmarkup.Status]string{
+	toolcallmarkup.StatusPending:   "Pending",
+	toolcallmarkup.StatusRunning:   "Running",
+	toolcallmarkup.StatusSuccess:   "Succeeded",
+	toolcallmarkup.StatusError:     "Failed",
+	toolcallmarkup.StatusCancelled: "Cancelled",
+}
+
+// statusIcons are the icon elements of the statuses; a page stylesheet
+// animates the spinner and colours the marks (see Stylesheet).
+var statusIcons = map[toolcallmarkup.Status]string{
+	toolcallmarkup.StatusPending:   `<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span>`,
+	toolcallmarkup.StatusRunning:   `<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span>`,
+	toolcallmarkup.StatusSuccess:   `<span class="toolcall__icon toolcall__icon--success" aria-hidden="true">✓</span>`,
+	toolcallmarkup.StatusError:     `<span class="toolcall__icon toolcall__icon--error" aria-hidden="true">✗</span>`,
+	toolcallmarkup.StatusCancelled: `<span class="toolcall__icon toolcall__icon--cancelled" aria-hidden="true">⊘</span>`,
+}
+
+func (r *HTMLRenderer) statusText(tc toolcallmarkup.ToolCall) string {
+	if f := r.cfg.StatusTexts[tc.Type]; f != nil {
+		return f(tc)
+	}
+	if r.cfg.DefaultStatusText != nil {
+		return r.cfg.DefaultStatusText(tc)
+	}
+	return GenericStatusText(tc)
+}
+
+func writeAttr(w util.BufWriter, name, value string) {
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(name)
+	_, _ = w.WriteString(`="`)
+	_, _ = w.WriteString(stdhtml.EscapeString(value))
+	_ = w.WriteByte('"')
+}
+
+func (r *HTMLRenderer) renderToolCall(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*Node)
+	if n.closeOnly {
+		return ast.WalkSkipChildren, nil
+	}
+	elem, kids, kid := "div", "ul", "li"
+	if n.Inline {
+		elem, kids, kid = "span", "span", "span"
+	}
+	_, nested := n.Parent().(*Node)
+	if !entering {
+		if n.HasChildren() {
+			_, _ = w.WriteString("</" + kids + ">")
+		}
+		_, _ = w.WriteString("</" + elem + ">")
+		if nested {
+			_, _ = w.WriteString("</" + kid + ">")
+		} else if !n.Inline {
+			_ = w.WriteByte('\n')
+		}
+		return ast.WalkContinue, nil
+	}
+	tc := n.Call
+	status := normStatus(tc.Status)
+	if nested {
+		_, _ = w.WriteString("<" + kid + ` class="toolcall__child">`)
+	}
+	class := "toolcall toolcall--" + string(status)
+	if n.Inline {
+		class += " toolcall--inline"
+	}
+	_, _ = w.WriteString("<" + elem)
+	writeAttr(w, "class", class)
+	writeAttr(w, "data-tool-call-id", tc.ID)
+	if tc.ParentID != "" {
+		writeAttr(w, "data-parent-tool-call-id", tc.ParentID)
+	}
+	writeAttr(w, "data-status", string(status))
+	writeAttr(w, "data-tool-type", tc.Type)
+	writeAttr(w, "role", "status")
+	writeAttr(w, "aria-label", statusLabels[status]+": "+Truncate(tc.Type, DisplayLimit))
+	_ = w.WriteByte('>')
+	_, _ = w.WriteString(statusIcons[status])
+	_, _ = w.WriteString(`<span class="toolcall__text">`)
+	_, _ = w.WriteString(stdhtml.EscapeString(r.statusText(tc)))
+	_, _ = w.WriteString(`</span>`)
+	if status == toolcallmarkup.StatusError && tc.Error != "" {
+		_, _ = w.WriteString(`<span class="toolcall__error">`)
+		_, _ = w.WriteString(stdhtml.EscapeString(truncateBytes(tc.Error, ErrorLimit)))
+		_, _ = w.WriteString(`</span>`)
+	}
+	if n.HasChildren() {
+		_, _ = w.WriteString("<" + kids + ` class="toolcall__children">`)
+	}
+	return ast.WalkContinue, nil
+}
+
+// writeCode writes code text escaped, with the neutralisation of ToolCall
+// tags undone.
+func (r *HTMLRenderer) writeCode(w util.BufWriter, b []byte) {
+	if bytes.IndexByte(b, '&') >= 0 {
+		b = []byte(toolcallmarkup.RestoreText(string(b)))
+	}
+	r.Writer.RawWrite(w, b)
+}
+
+func (r *HTMLRenderer) renderCodeSpan(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		_, _ = w.WriteString("</code>")
+		return ast.WalkContinue, nil
+	}
+	if n.Attributes() != nil {
+		_, _ = w.WriteString("<code")
+		html.RenderAttributes(w, n, html.CodeAttributeFilter)
+		_ = w.WriteByte('>')
+	} else {
+		_, _ = w.WriteString("<code>")
+	}
+	var b []byte
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		t, ok := c.(*ast.Text)
+		if !ok {
+			continue
+		}
+		v := t.Segment.Value(source)
+		if len(v) > 0 && v[len(v)-1] == '\n' {
+			b = append(b, v[:len(v)-1]...)
+			b = append(b, ' ')
+		} else {
+			b = append(b, v...)
+		}
+	}
+	r.writeCode(w, b)
+	return ast.WalkSkipChildren, nil
+}
+
+func (r *HTMLRenderer) writeLines(w util.BufWriter, source []byte, n ast.Node) {
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		r.writeCode(w, seg.Value(source))
+	}
+}
+
+func (r *HTMLRenderer) renderCodeBlock(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		_, _ = w.WriteString("<pre><code>")
+		r.writeLines(w, source, n)
+	} else {
+		_, _ = w.WriteString("</code></pre>\n")
+	}
+	return ast.WalkContinue, nil
+}
+
+func (r *HTMLRenderer) renderFencedCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*ast.FencedCodeBlock)
+	if !entering {
+		_, _ = w.WriteString("</code></pre>\n")
+		return ast.WalkContinue, nil
+	}
+	_, _ = w.WriteString("<pre><code")
+	if language := n.Language(source); language != nil {
+		_, _ = w.WriteString(` class="language-`)
+		r.Writer.Write(w, language)
+		_ = w.WriteByte('"')
+	}
+	_ = w.WriteByte('>')
+	r.writeLines(w, source, n)
+	return ast.WalkContinue, nil
+}

@@ -1,0 +1,91 @@
+package markdown
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/renderer/html"
+)
+
+// specExample is one example of the CommonMark spec (testdata/spec.json, a
+// copy of goldmark's _test/spec.json).
+type specExample struct {
+	Markdown  string `json:"markdown"`
+	HTML      string `json:"html"`
+	Example   int    `json:"example"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Section   string `json:"section"`
+}
+
+func mustReadSpec(tb testing.TB) []specExample {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/spec.json")
+	if err != nil {
+		tb.Fatalf("reading spec: %v", err)
+	}
+	var examples []specExample
+	if err := json.Unmarshal(data, &examples); err != nil {
+		tb.Fatalf("decoding spec: %v", err)
+	}
+	return examples
+}
+
+func mustConvert(tb testing.TB, md goldmark.Markdown, src string) string {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := md.Convert([]byte(src), &buf); err != nil {
+		tb.Fatalf("Convert(%q): %v", src, err)
+	}
+	return buf.String()
+}
+
+// TestCommonMarkSpec runs the CommonMark spec with the extension on: every
+// example that plain goldmark passes passes with the ToolCall extension too.
+// Both use the renderer options of goldmark's own spec test (XHTML, unsafe).
+func TestCommonMarkSpec(t *testing.T) {
+	opts := goldmark.WithRendererOptions(html.WithXHTML(), html.WithUnsafe())
+	plain := goldmark.New(opts)
+	ext := goldmark.New(opts, goldmark.WithExtensions(ToolCall))
+	passPlain, passExt := 0, 0
+	for _, ex := range mustReadSpec(t) {
+		want := ex.HTML
+		okPlain := mustConvert(t, plain, ex.Markdown) == want
+		got := mustConvert(t, ext, ex.Markdown)
+		okExt := got == want
+		if okPlain {
+			passPlain++
+		}
+		if okExt {
+			passExt++
+		}
+		if okPlain && !okExt {
+			t.Errorf("example %d (%s): passes without the extension, fails with it\nmarkdown: %q\ngot:  %q\nwant: %q",
+				ex.Example, ex.Section, ex.Markdown, got, want)
+		}
+	}
+	t.Logf("CommonMark spec: plain goldmark passes %d examples, with the ToolCall extension %d", passPlain, passExt)
+}
+
+// TestCommonMarkSpecRenderer compares, for every spec example, the goldmark
+// setup of a Renderer with and without the ToolCall extension (GFM
+// extensions, raw HTML shown as text, URL filter): the output is identical.
+func TestCommonMarkSpecRenderer(t *testing.T) {
+	without := newGoldmark(nil, false)
+	with := newGoldmark(nil, true)
+	same := 0
+	examples := mustReadSpec(t)
+	for _, ex := range examples {
+		a, b := mustConvert(t, without, ex.Markdown), mustConvert(t, with, ex.Markdown)
+		if a != b {
+			t.Errorf("example %d (%s): output differs with the extension\nmarkdown: %q\nwithout: %q\nwith:    %q",
+				ex.Example, ex.Section, ex.Markdown, a, b)
+			continue
+		}
+		same++
+	}
+	t.Logf("Renderer setup: %d of %d spec examples render identically with and without the extension", same, len(examples))
+}
