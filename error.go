@@ -55,3 +55,7 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// EUNSUPPORTED is the code of a request body in a media type the server
+// does not take.
+const EUNSUPPORTED = "unsupported_media_type"

@@ -1,0 +1,222 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/metrics"
+	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/store"
+)
+
+// Auth modes.
+const (
+	AuthLocal = "local" // one local user, no credentials, loopback only
+	AuthToken = "token" // bearer tokens or the session cookie
+)
+
+// Info is what GET /api/info tells clients about the server.
+type Info struct {
+	Model   string `json:"model"`
+	Demo    bool   `json:"demo"`
+	Auth    string `json:"auth"`
+	Version string `json:"version"`
+}
+
+// Config configures a Server. Zero values take the defaults in brackets.
+type Config struct {
+	Store   *store.DB
+	Runner  *runner.Runner
+	Render  func(content string) (string, error) // markdown to safe HTML
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+	Web     http.Handler // the page at /; optional
+
+	Auth        string // AuthLocal or AuthToken [AuthLocal]
+	LocalUserID string // the user of AuthLocal
+	Info        Info
+
+	MaxBodyBytes    int64         // [1 MiB]
+	MaxMessageBytes int           // longest user message [64 KiB]
+	Heartbeat       time.Duration // comment line on idle streams [15s]
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	router    chi.Router
+	closeOnce sync.Once
+	closing   chan struct{} // closed by CloseStreams
+}
+
+// New returns a Server with its routes.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Auth == "" {
+		cfg.Auth = AuthLocal
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 64 << 10
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Render == nil {
+		cfg.Render = func(string) (string, error) { return "", nil }
+	}
+	cfg.Info.Auth = cfg.Auth
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{})}
+	s.router = s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// CloseStreams ends every open event stream (at shutdown, so that
+// http.Server.Shutdown does not wait for them). Clients resume elsewhere
+// or after the restart with Last-Event-ID.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, toolmark.Errorf(toolmark.ENOTFOUND, "no such route: %s %s", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)}})
+	})
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Handle("/metrics", s.cfg.Metrics.Handler())
+	r.Route("/api", func(r chi.Router) {
+		r.Use(s.checkHost)
+		r.Post("/session", s.handleCreateSession)
+		r.Delete("/session", s.handleDeleteSession)
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+			r.Get("/info", s.handleInfo)
+			r.Post("/conversations", s.handleCreateConversation)
+			r.Get("/conversations", s.handleListConversations)
+			r.Get("/conversations/{id}", s.handleGetConversation)
+			r.Delete("/conversations/{id}", s.handleDeleteConversation)
+			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
+			r.Get("/turns/{id}", s.handleGetTurn)
+			r.Get("/turns/{id}/events", s.handleTurnEvents)
+			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
+			r.Post("/chat", s.handleChat)
+		})
+	})
+	if s.cfg.Web != nil {
+		r.Group(func(r chi.Router) {
+			r.Use(s.checkHost)
+			r.Handle("/*", s.cfg.Web)
+		})
+	}
+	return r
+}
+
+// logRequests logs each request when it ends.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		start := time.Now()
+		next.ServeHTTP(ww, r)
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+			"bytes", ww.BytesWritten(), "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()))
+	})
+}
+
+// recoverPanics turns a handler's panic into a logged 500 (when nothing was
+// written yet) instead of a dropped connection.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		defer func() {
+			p := recover()
+			if p == nil || p == http.ErrAbortHandler {
+				if p != nil {
+					panic(p)
+				}
+				return
+			}
+			s.log.Error("handler panicked", "panic", p, "method", r.Method, "path", r.URL.Path,
+				"request_id", middleware.GetReqID(r.Context()), "stack", string(debug.Stack()))
+			if ww.Status() == 0 {
+				s.writeError(ww, r, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		next.ServeHTTP(ww, r)
+	})
+}
+
+// checkHost refuses, in local mode, requests whose Host is not a loopback
+// name: a web page elsewhere cannot reach the local server through DNS
+// rebinding.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	if s.cfg.Auth != AuthLocal {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !IsLoopbackHost(r.Host) {
+			s.writeError(w, r, toolmark.Errorf(toolmark.EUNAUTHORIZED, "in local mode the server answers only requests addressed to localhost"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// IsLoopbackHost reports whether hostport names this machine: localhost or
+// a loopback address, with or without a port.
+func IsLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ready(ctx); err != nil {
+		s.log.Warn("not ready", "err", err)
+		s.writeError(w, r, toolmark.Errorf(toolmark.EUNAVAILABLE, "not ready: %s", toolmark.ErrorMessage(err)))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Info)
+}

@@ -1,0 +1,105 @@
+// Package metrics declares toolmark's Prometheus metrics in one place. Every
+// method is safe on a nil *Metrics, so packages record unconditionally.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the collectors of one server.
+type Metrics struct {
+	registry      *prometheus.Registry
+	turns         *prometheus.CounterVec
+	activeStreams prometheus.Gauge
+	events        prometheus.Counter
+	batchLatency  prometheus.Histogram
+	queueLength   prometheus.Gauge
+	activeTurns   prometheus.Gauge
+}
+
+// New returns Metrics registered in a registry of their own, with the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolmark_turns_total", Help: "Turns that ended, by final status.",
+		}, []string{"status"}),
+		activeStreams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toolmark_active_streams", Help: "Event streams (SSE) now open.",
+		}),
+		events: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolmark_events_persisted_total", Help: "Events appended to the event log; rate() gives events/s.",
+		}),
+		batchLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "toolmark_persist_batch_seconds",
+			Help:    "Time to persist one batch of events (and the content when it is saved).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		queueLength: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toolmark_turn_queue_length", Help: "Turns waiting for a free slot.",
+		}),
+		activeTurns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toolmark_turns_running", Help: "Turns running on this server.",
+		}),
+	}
+	m.registry.MustRegister(m.turns, m.activeStreams, m.events, m.batchLatency, m.queueLength, m.activeTurns,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// TurnEnded counts a turn that reached the final status s.
+func (m *Metrics) TurnEnded(s string) {
+	if m != nil {
+		m.turns.WithLabelValues(s).Inc()
+	}
+}
+
+// StreamOpened and StreamClosed track open event streams.
+func (m *Metrics) StreamOpened() {
+	if m != nil {
+		m.activeStreams.Inc()
+	}
+}
+
+// StreamClosed records that an event stream ended.
+func (m *Metrics) StreamClosed() {
+	if m != nil {
+		m.activeStreams.Dec()
+	}
+}
+
+// BatchPersisted records one persisted batch of n events that took d.
+func (m *Metrics) BatchPersisted(n int, d time.Duration) {
+	if m != nil {
+		m.events.Add(float64(n))
+		m.batchLatency.Observe(d.Seconds())
+	}
+}
+
+// QueueChanged adds delta to the queue length.
+func (m *Metrics) QueueChanged(delta int) {
+	if m != nil {
+		m.queueLength.Add(float64(delta))
+	}
+}
+
+// RunningChanged adds delta to the number of running turns.
+func (m *Metrics) RunningChanged(delta int) {
+	if m != nil {
+		m.activeTurns.Add(float64(delta))
+	}
+}
