@@ -70,6 +70,13 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			if calls := plan(question, offered, len(messages)); len(calls) > 0 {
 				return m.toolCalls(ctx, calls)
 			}
+		} else if retry := retries(results, offered); len(retry) > 0 && rounds == 1 {
+			var calls []llms.ToolCall
+			for i, q := range retry {
+				args, _ := json.Marshal(map[string]any{"query": q})
+				calls = append(calls, newCall(len(messages), i, "search_documents", string(args)))
+			}
+			return m.toolCalls(ctx, calls)
 		} else if todos := lastTodos(results); offered["todo_list"] && len(todos) > 0 && !allDone(todos) {
 			for i := range todos {
 				todos[i]["status"] = "done"
@@ -250,6 +257,24 @@ func Keywords(s string) string {
 	return strings.Join(out, " ")
 }
 
+// retries returns broader queries for the searches of the first round
+// that found nothing: the full-text search wants every word, so the retry
+// asks for any of them.
+func retries(results []toolResult, offered map[string]bool) []string {
+	if !offered["search_documents"] {
+		return nil
+	}
+	var out []string
+	for _, r := range results {
+		q, _ := r.args["query"].(string)
+		if r.name == "search_documents" && strings.HasPrefix(r.content, "Found 0 ") &&
+			strings.Contains(q, " ") && !strings.Contains(q, " or ") {
+			out = append(out, strings.Join(strings.Fields(q), " or "))
+		}
+	}
+	return out
+}
+
 func lastTodos(results []toolResult) []map[string]any {
 	for i := len(results) - 1; i >= 0; i-- {
 		if results[i].name == "todo_list" && !strings.HasPrefix(results[i].content, "error:") {
@@ -295,6 +320,12 @@ func answer(question string, results []toolResult) string {
 		return len(sources)
 	}
 	wrote := false
+	retried := map[string]bool{}
+	for _, r := range results {
+		if q, _ := r.args["query"].(string); r.name == "search_documents" && strings.Contains(q, " or ") {
+			retried[strings.ReplaceAll(q, " or ", " ")] = true
+		}
+	}
 	for _, r := range results {
 		if r.name == "todo_list" {
 			continue
@@ -308,6 +339,9 @@ func answer(question string, results []toolResult) string {
 		case "search_documents", "web_search":
 			q, _ := r.args["query"].(string)
 			hits := hitRE.FindAllStringSubmatch(r.content, 3)
+			if len(hits) == 0 && retried[q] {
+				continue
+			}
 			if len(hits) == 0 {
 				fmt.Fprintf(&b, "- I found nothing about *%s*.\n", q)
 				wrote = true

@@ -118,9 +118,13 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 	if maxBytes <= 0 {
 		maxBytes = 2 << 20
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", u.Host, err)
+	}
+	cut := int64(len(body)) > maxBytes
+	if cut {
+		body = body[:maxBytes]
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	var title, text string
@@ -137,11 +141,14 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 		maxChars = 12000
 	}
 	if len(text) > maxChars {
-		cut := maxChars
-		for cut > 0 && text[cut]&0xC0 == 0x80 {
-			cut--
+		n := maxChars
+		for n > 0 && text[n]&0xC0 == 0x80 {
+			n--
 		}
-		text = text[:cut] + "\n[truncated]"
+		text, cut = text[:n], true
+	}
+	if cut {
+		text += "\n[truncated]"
 	}
 	var b strings.Builder
 	if title != "" {
