@@ -1,0 +1,102 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+)
+
+func TestSearchDocuments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	docs := []struct{ source, title, body string }{
+		{"body-once.md", "Cooking", "A long text about pasta. " + strings.Repeat("Water boils and salt goes in. ", 20) + "Goroutines are mentioned once."},
+		{"title.md", "Goroutines and channels", "How to start concurrent work in Go with the go statement."},
+		{"body-often.md", "Scheduling", "Goroutines are cheap. Goroutines are multiplexed onto threads. Many goroutines <b>run</b>."},
+		{"unrelated.md", "Databases", "PostgreSQL stores rows in heap pages."},
+	}
+	for _, d := range docs {
+		if _, err := db.UpsertDocument(ctx, d.source, d.title, d.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Upsert by source replaces, not duplicates.
+	id1, _ := db.UpsertDocument(ctx, "unrelated.md", "Databases", "PostgreSQL stores rows in heap pages; indexes point at them.")
+	id2, _ := db.UpsertDocument(ctx, "unrelated.md", "Databases", "PostgreSQL stores rows in heap pages; indexes point at them.")
+	if id1 != id2 || count(t, db, "select count(*) from documents") != 4 {
+		t.Fatalf("UpsertDocument by the same source created a second document")
+	}
+
+	hits, err := db.SearchDocuments(ctx, "goroutine", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, h := range hits {
+		pos[h.Source] = i + 1
+	}
+	if len(hits) != 3 || pos["title.md"] == 0 || pos["body-often.md"] == 0 || pos["body-once.md"] == 0 {
+		t.Fatalf("got hits %v, want the three documents that mention goroutines", hits)
+	}
+	// A title match (weight A) outranks a single body match (weight B), and
+	// several body matches outrank one.
+	if pos["title.md"] > pos["body-once.md"] || pos["body-often.md"] > pos["body-once.md"] {
+		t.Errorf("got ranking %v, want title.md and body-often.md above body-once.md", hits)
+	}
+	for _, h := range hits {
+		if h.Source != "title.md" && !strings.Contains(h.Snippet, "«") {
+			t.Errorf("snippet %q of %s: want the match marked with « »", h.Snippet, h.Source)
+		}
+		if strings.Contains(h.Snippet, "<b>") && h.Source != "body-often.md" {
+			t.Errorf("snippet %q of %s: HTML added", h.Snippet, h.Source)
+		}
+		if h.Rank <= 0 || h.ID == "" || h.Title == "" {
+			t.Errorf("incomplete hit %+v", h)
+		}
+	}
+	if hits[0].Rank < hits[1].Rank || hits[1].Rank < hits[2].Rank {
+		t.Errorf("hits not ordered by rank: %v", hits)
+	}
+
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{`"heap pages"`, []string{"unrelated.md"}},
+		{"goroutines -cheap", []string{"title.md", "body-once.md"}},
+		{"pasta or postgresql", []string{"body-once.md", "unrelated.md"}},
+		{"", nil},
+		{"the", nil}, // only a stop word
+		{"<script>", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			hits, err := db.SearchDocuments(ctx, tt.query, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, h := range hits {
+				got[h.Source] = true
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("got %v, want %v", hits, tt.want)
+			}
+			for _, w := range tt.want {
+				if !got[w] {
+					t.Errorf("missing %s in %v", w, hits)
+				}
+			}
+		})
+	}
+	if hits, _ := db.SearchDocuments(ctx, "goroutines", 1); len(hits) != 1 {
+		t.Errorf("limit 1: got %d hits", len(hits))
+	}
+	_, err = db.SearchDocuments(ctx, "bad\x00", 1)
+	wantCode(t, "SearchDocuments(NUL)", err, toolmark.EINVALID)
+	_, err = db.UpsertDocument(ctx, "", "t", "b")
+	wantCode(t, "UpsertDocument(no source)", err, toolmark.EINVALID)
+}

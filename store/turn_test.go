@@ -1,0 +1,280 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+)
+
+func TestCreateTurnBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t, store.WithMaxContentBytes(1024)).db
+	u := mustUser(t, db, "dave")
+	conv := mustConversation(t, db, u.ID)
+	tests := []struct {
+		name string
+		nt   store.NewTurn
+		code string
+	}{
+		{"empty", store.NewTurn{Content: ""}, toolmark.EINVALID},
+		{"blank", store.NewTurn{Content: " \n\t"}, toolmark.EINVALID},
+		{"too large", store.NewTurn{Content: strings.Repeat("a", 1025)}, toolmark.ETOOLARGE},
+		{"invalid UTF-8", store.NewTurn{Content: "caf\xe9"}, toolmark.EINVALID},
+		{"NUL byte", store.NewTurn{Content: "a\x00b"}, toolmark.EINVALID},
+		{"NUL in idempotency key", store.NewTurn{Content: "ok", IdempotencyKey: "k\x00"}, toolmark.EINVALID},
+		{"unknown conversation", store.NewTurn{Content: "ok", ConversationID: "00000000-0000-0000-0000-000000000000"}, toolmark.ENOTFOUND},
+		{"malformed conversation id", store.NewTurn{Content: "ok", ConversationID: "x\x00\xff"}, toolmark.ENOTFOUND},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.nt.OwnerID = u.ID
+			if tt.nt.ConversationID == "" {
+				tt.nt.ConversationID = conv.ID
+			}
+			_, _, err := db.CreateTurn(ctx, tt.nt)
+			wantCode(t, "CreateTurn", err, tt.code)
+			if n := count(t, db, "select count(*) from messages where conversation_id = $1", conv.ID); n != 0 {
+				t.Errorf("got %d messages written, want 0", n)
+			}
+		})
+	}
+	if n := count(t, db, "select count(*) from turns where conversation_id = $1", conv.ID); n != 0 {
+		t.Errorf("got %d turns written, want 0", n)
+	}
+	// Exactly at the limit is fine.
+	if _, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: strings.Repeat("é", 512)}); err != nil {
+		t.Errorf("content at the limit: %v", err)
+	}
+}
+
+func TestBadIDsAndContent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, store.WithMaxContentBytes(1024))
+	db := f.db
+	const missing = "00000000-0000-0000-0000-000000000000"
+	for _, id := range []string{missing, "not-a-uuid", "", "\xff\x00"} {
+		_, err := db.TurnByID(ctx, id)
+		wantCode(t, "TurnByID", err, toolmark.ENOTFOUND)
+		_, err = db.EventsAfter(ctx, id, 0, 10)
+		wantCode(t, "EventsAfter", err, toolmark.ENOTFOUND)
+		_, _, err = db.Snapshot(ctx, id)
+		wantCode(t, "Snapshot", err, toolmark.ENOTFOUND)
+		_, err = db.AppendEvents(ctx, id, f.turn.AssistantMessageID, []store.EventInput{{Type: toolmark.EventTurnStarted}})
+		wantCode(t, "AppendEvents", err, toolmark.ENOTFOUND)
+		wantCode(t, "SaveContent", db.SaveContent(ctx, id, "x", 1), toolmark.ENOTFOUND)
+		wantCode(t, "MarkTurnRunning", db.MarkTurnRunning(ctx, id), toolmark.ENOTFOUND)
+		wantCode(t, "FinishTurn", db.FinishTurn(ctx, id, toolmark.TurnCompleted, "", "", 0), toolmark.ENOTFOUND)
+		wantCode(t, "AcquireLease", db.AcquireLease(ctx, id, "r", time.Second), toolmark.ENOTFOUND)
+		wantCode(t, "SetTodos", db.SetTodos(ctx, id, nil), toolmark.ENOTFOUND)
+		_, err = db.Todos(ctx, id)
+		wantCode(t, "Todos", err, toolmark.ENOTFOUND)
+		wantCode(t, "UpsertToolCall", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: id, ID: "c1", Name: "x", Status: "pending"}), toolmark.ENOTFOUND)
+	}
+	msg := f.turn.AssistantMessageID
+	wantCode(t, "SaveContent(too large)", db.SaveContent(ctx, msg, strings.Repeat("a", 1025), 1), toolmark.ETOOLARGE)
+	wantCode(t, "SaveContent(NUL)", db.SaveContent(ctx, msg, "a\x00", 1), toolmark.EINVALID)
+	wantCode(t, "SaveContent(bad UTF-8)", db.SaveContent(ctx, msg, "\xc3", 1), toolmark.EINVALID)
+	_, err := db.AppendEvents(ctx, f.turn.ID, msg, []store.EventInput{{Type: toolmark.EventTextDelta, Data: []byte("{bad")}})
+	wantCode(t, "AppendEvents(bad JSON)", err, toolmark.EINVALID)
+	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.UserMessageID, []store.EventInput{{Type: toolmark.EventTurnStarted}})
+	wantCode(t, "AppendEvents(wrong message)", err, toolmark.ENOTFOUND)
+	wantCode(t, "UpsertToolCall(bad JSON)", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "x", Status: "pending", Arguments: []byte("{")}), toolmark.EINVALID)
+	_, err = db.CreateConversation(ctx, f.user.ID, "bad\x00title")
+	wantCode(t, "CreateConversation(NUL)", err, toolmark.EINVALID)
+	_, err = db.CreateConversation(ctx, missing, "t")
+	wantCode(t, "CreateConversation(unknown owner)", err, toolmark.ENOTFOUND)
+
+	if n := count(t, db, "select count(*) from events"); n != 0 {
+		t.Errorf("got %d events written, want 0", n)
+	}
+	if n := count(t, db, "select count(*) from tool_calls"); n != 0 {
+		t.Errorf("got %d tool calls written, want 0", n)
+	}
+	if c, seq, _ := db.Snapshot(ctx, f.turn.ID); c != "" || seq != 0 {
+		t.Errorf("got snapshot %q at %d, want it untouched", c, seq)
+	}
+	if n := count(t, db, "select count(*) from conversations"); n != 1 {
+		t.Errorf("got %d conversations, want 1", n)
+	}
+}
+
+func TestCreateTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+
+	if f.turn.Status != toolmark.TurnQueued || f.turn.LastSeq != 0 {
+		t.Errorf("new turn: got status %s seq %d, want queued 0", f.turn.Status, f.turn.LastSeq)
+	}
+	ms, err := db.ListMessages(ctx, f.user.ID, f.conv.ID)
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("ListMessages = %v, %v; want 2 messages", ms, err)
+	}
+	if ms[0].Role != toolmark.RoleUser || ms[0].Content != "hello" || ms[0].Status != toolmark.MessageComplete || ms[0].ID != f.turn.UserMessageID {
+		t.Errorf("user message: got %+v", ms[0])
+	}
+	if ms[1].Role != toolmark.RoleAssistant || ms[1].Content != "" || ms[1].Status != toolmark.MessageStreaming || ms[1].ID != f.turn.AssistantMessageID {
+		t.Errorf("assistant message: got %+v", ms[1])
+	}
+
+	// A second turn while one is active is a conflict.
+	_, _, err = db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "again"})
+	wantCode(t, "CreateTurn while active", err, toolmark.ECONFLICT)
+	wantCode(t, "DeleteConversation while active", db.DeleteConversation(ctx, f.user.ID, f.conv.ID), toolmark.ECONFLICT)
+
+	if err := db.FinishTurn(ctx, f.turn.ID, toolmark.TurnCompleted, "", "the answer", 0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "FinishTurn twice", db.FinishTurn(ctx, f.turn.ID, toolmark.TurnFailed, "x", "y", 0), toolmark.ECONFLICT)
+	wantCode(t, "FinishTurn(non-final)", db.FinishTurn(ctx, f.turn.ID, toolmark.TurnRunning, "", "", 0), toolmark.EINVALID)
+	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.AssistantMessageID, []store.EventInput{{Type: toolmark.EventTextDelta}})
+	wantCode(t, "AppendEvents after finish", err, toolmark.ECONFLICT)
+
+	// Idempotency key: the same key gives the same turn.
+	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "second", IdempotencyKey: "k1"}
+	t2, created, err := db.CreateTurn(ctx, nt)
+	if err != nil || !created {
+		t.Fatalf("CreateTurn(k1) = %v, created %v", err, created)
+	}
+	again, created, err := db.CreateTurn(ctx, nt)
+	if err != nil || created || again.ID != t2.ID {
+		t.Fatalf("CreateTurn(k1) again = %s, created %v, %v; want %s, false, nil", again.ID, created, err, t2.ID)
+	}
+	if err := db.FinishTurn(ctx, t2.ID, toolmark.TurnFailed, "boom", "partial", 0); err != nil {
+		t.Fatal(err)
+	}
+	again, created, err = db.CreateTurn(ctx, nt)
+	if err != nil || created || again.ID != t2.ID || again.Status != toolmark.TurnFailed {
+		t.Fatalf("CreateTurn(k1) after finish = %+v, created %v, %v; want the failed turn", again, created, err)
+	}
+	t3 := mustTurn(t, db, f.user.ID, f.conv.ID, "third")
+
+	hist, err := db.ConversationHistory(ctx, f.conv.ID, t3.ID)
+	if err != nil || len(hist) != 2 {
+		t.Fatalf("ConversationHistory = %+v, %v; want 2 turns", hist, err)
+	}
+	if hist[0].UserText != "hello" || hist[0].AssistantContent != "the answer" || hist[0].Status != toolmark.TurnCompleted ||
+		hist[1].UserText != "second" || hist[1].Status != toolmark.TurnFailed {
+		t.Errorf("got history %+v", hist)
+	}
+	if hist, _ := db.ConversationHistory(ctx, f.conv.ID, t2.ID); len(hist) != 1 {
+		t.Errorf("history before the second turn: got %d turns, want 1", len(hist))
+	}
+	active, err := db.ActiveTurns(ctx)
+	if err != nil || len(active) != 1 || active[0].ID != t3.ID {
+		t.Errorf("ActiveTurns = %v, %v; want [%s]", active, err, t3.ID)
+	}
+	ms, _ = db.ListMessages(ctx, f.user.ID, f.conv.ID)
+	if len(ms) != 6 || ms[1].Status != toolmark.MessageComplete || ms[3].Status != toolmark.MessageFailed || ms[4].Content != "third" {
+		t.Errorf("messages out of order or wrong status: %+v", ms)
+	}
+	cs, _ := db.ListConversations(ctx, f.user.ID)
+	if len(cs) != 1 {
+		t.Errorf("got %d conversations, want 1", len(cs))
+	}
+	if err := db.FinishTurn(ctx, t3.ID, toolmark.TurnCancelled, "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteConversation(ctx, f.user.ID, f.conv.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"conversations", "messages", "turns"} {
+		if n := count(t, db, "select count(*) from "+table); n != 0 {
+			t.Errorf("after delete: %d rows in %s, want 0", n, table)
+		}
+	}
+}
+
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	id := f.turn.ID
+	if err := db.AcquireLease(ctx, id, "a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "AcquireLease held by a", db.AcquireLease(ctx, id, "b", time.Minute), toolmark.ECONFLICT)
+	wantCode(t, "RenewLease by b", db.RenewLease(ctx, id, "b", time.Minute), toolmark.ECONFLICT)
+	if err := db.RenewLease(ctx, id, "a", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := db.AcquireLease(ctx, id, "b", time.Minute); err != nil {
+		t.Fatalf("AcquireLease after expiry: %v", err)
+	}
+	wantCode(t, "RenewLease by a after b took it", db.RenewLease(ctx, id, "a", time.Minute), toolmark.ECONFLICT)
+	if err := db.ReleaseLease(ctx, id, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if tu, _ := db.TurnByID(ctx, id); tu.LeaseOwner != "b" || tu.LeaseExpiresAt == nil {
+		t.Fatalf("release by a non-holder changed the lease: %+v", tu)
+	}
+	if err := db.ReleaseLease(ctx, id, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if tu, _ := db.TurnByID(ctx, id); tu.LeaseOwner != "" {
+		t.Fatalf("lease still held after release: %+v", tu)
+	}
+
+	tu, err := db.RequestCancel(ctx, f.user.ID, id)
+	if err != nil || tu.ID != id {
+		t.Fatal(err)
+	}
+	if _, err := db.RequestCancel(ctx, f.user.ID, id); err != nil {
+		t.Fatalf("second RequestCancel: %v", err)
+	}
+	if c, err := db.CancelRequested(ctx, id); err != nil || !c {
+		t.Fatalf("CancelRequested = %v, %v; want true", c, err)
+	}
+	if err := db.FinishTurn(ctx, id, toolmark.TurnCancelled, "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "AcquireLease on a finished turn", db.AcquireLease(ctx, id, "a", time.Minute), toolmark.ECONFLICT)
+}
+
+func TestToolCallsAndTodos(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	rec := toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "search_documents", Status: "pending", Arguments: []byte(`{"query":"go"}`)}
+	if err := db.UpsertToolCall(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rec.Status, rec.Result, rec.FinishedAt, rec.Arguments = "success", "3 hits", &now, nil
+	if err := db.UpsertToolCall(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Status, rec.Error = "error", "late"
+	if err := db.UpsertToolCall(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ToolCalls(ctx, f.turn.ID)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ToolCalls = %v, %v", got, err)
+	}
+	if got[0].Status != "success" || got[0].Result != "3 hits" || string(got[0].Arguments) != `{"query":"go"}` || got[0].FinishedAt == nil {
+		t.Errorf("got %+v, want the first final outcome with the original arguments", got[0])
+	}
+
+	if todos, err := db.Todos(ctx, f.turn.ID); err != nil || len(todos) != 0 {
+		t.Fatalf("Todos before set = %v, %v; want empty", todos, err)
+	}
+	want := []toolmark.Todo{{Text: "read", Status: toolmark.TodoDone}, {Text: "write", Status: toolmark.TodoInProgress}}
+	if err := db.SetTodos(ctx, f.turn.ID, want); err != nil {
+		t.Fatal(err)
+	}
+	todos, err := db.Todos(ctx, f.turn.ID)
+	if err != nil || len(todos) != 2 || todos[1] != want[1] {
+		t.Fatalf("Todos = %v, %v; want %v", todos, err, want)
+	}
+}
