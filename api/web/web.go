@@ -78,11 +78,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	hdr.Set("Content-Type", ct)
-	if name == "index.html" {
-		hdr.Set("Cache-Control", "no-cache")
-	} else {
-		hdr.Set("Cache-Control", "no-cache") // small files; always revalidate so an upgrade shows at once
-	}
+	hdr.Set("Cache-Control", "no-cache") // small files: revalidate, so an upgrade shows at once
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return

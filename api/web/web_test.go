@@ -1,0 +1,104 @@
+package web
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestHandler(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	tests := []struct {
+		name, method, path string
+		status             int
+		contentType        string
+		bodyHas            string
+	}{
+		{"index", "GET", "/", 200, "text/html; charset=utf-8", `<script type="module" src="/app.js">`},
+		{"index by name", "GET", "/index.html", 200, "text/html; charset=utf-8", "toolmark"},
+		{"script", "GET", "/app.js", 200, "text/javascript; charset=utf-8", "EventSource"},
+		{"module", "GET", "/toolcall.js", 200, "text/javascript; charset=utf-8", "renderWidget"},
+		{"stylesheet", "GET", "/app.css", 200, "text/css; charset=utf-8", ".toolcall__icon--spinner"},
+		{"icon", "GET", "/favicon.svg", 200, "image/svg+xml", "<svg"},
+		{"missing", "GET", "/nope.js", 404, "", ""},
+		{"traversal", "GET", "/../web.go", 404, "", ""},
+		{"head", "HEAD", "/", 200, "text/html; charset=utf-8", ""},
+		{"post", "POST", "/", 405, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			if got := resp.Header.Get("Content-Security-Policy"); got != ContentSecurityPolicy {
+				t.Errorf("CSP %q, want %q", got, ContentSecurityPolicy)
+			}
+			if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options %q", got)
+			}
+			if tt.contentType != "" && resp.Header.Get("Content-Type") != tt.contentType {
+				t.Errorf("content type %q, want %q", resp.Header.Get("Content-Type"), tt.contentType)
+			}
+			if !strings.Contains(string(body), tt.bodyHas) {
+				t.Errorf("body lacks %q", tt.bodyHas)
+			}
+		})
+	}
+}
+
+// TestNoInlineCode checks what the CSP would otherwise break silently: no
+// inline scripts, styles or event handlers in the HTML, and innerHTML used
+// once, for the server's sanitised html.
+func TestNoInlineCode(t *testing.T) {
+	sub, _ := fs.Sub(static, "static")
+	err := fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(sub, p)
+		s := string(b)
+		switch {
+		case strings.HasSuffix(p, ".html"):
+			for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(s, -1) {
+				if !strings.Contains(tag, "src=") {
+					t.Errorf("%s: inline script %s", p, tag)
+				}
+			}
+			for _, re := range []string{`\sstyle=`, `<style`, `\son[a-z]+=`} {
+				if regexp.MustCompile(re).MatchString(s) {
+					t.Errorf("%s: matches %s", p, re)
+				}
+			}
+		case strings.HasSuffix(p, ".js"):
+			n := strings.Count(s, ".innerHTML")
+			want := 0
+			if p == "app.js" {
+				want = 1
+			}
+			if n != want {
+				t.Errorf("%s: innerHTML used %d times, want %d", p, n, want)
+			}
+			for _, bad := range []string{"eval(", "new Function", "outerHTML", "insertAdjacentHTML", "document.write"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("%s: uses %s", p, bad)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
