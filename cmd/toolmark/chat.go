@@ -118,13 +118,6 @@ func dispatchSignals(ctx, root context.Context, sigs <-chan os.Signal, interrupt
 	}
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
 // errQuit ends the interactive loop after a second Ctrl-C.
 var errQuit = errors.New("interrupted")
 
