@@ -65,6 +65,9 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		}
 	}
 	question, results, rounds := readConversation(messages)
+	if strings.HasPrefix(question, summaryInstruction) {
+		return m.text(ctx, &opts, summarise(question))
+	}
 	if len(offered) > 0 {
 		if rounds == 0 {
 			if calls := plan(question, offered, len(messages)); len(calls) > 0 {
@@ -86,6 +89,23 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		}
 	}
 	return m.text(ctx, &opts, answer(question, results))
+}
+
+// summaryInstruction starts simplifiedagent.Compact's request.
+const summaryInstruction = "Summarise the conversation below"
+
+// summarise answers a compaction request with the user's questions.
+func summarise(prompt string) string {
+	var qs []string
+	for _, line := range strings.Split(prompt, "\n") {
+		if q, ok := strings.CutPrefix(line, "User: "); ok {
+			qs = append(qs, oneLine(q, 160))
+		}
+	}
+	if len(qs) == 0 {
+		return "Nothing to summarise."
+	}
+	return "Earlier the user asked: " + strings.Join(qs, "; ") + "."
 }
 
 // readConversation returns the last human message, the tool results after

@@ -1,0 +1,273 @@
+package simplifiedagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/simplifiedagent"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// scripted is a non-streaming model that replies from a list and keeps
+// the messages it was given.
+type scripted struct {
+	mu      sync.Mutex
+	replies []*llms.ContentChoice
+	seen    [][]llms.MessageContent
+}
+
+func (m *scripted) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen = append(m.seen, msgs)
+	if len(m.replies) == 0 {
+		return nil, errors.New("scripted: no more replies")
+	}
+	r := m.replies[0]
+	m.replies = m.replies[1:]
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{r}}, nil
+}
+
+func (m *scripted) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+func toolCall(id, name, args string) llms.ToolCall {
+	return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+}
+
+// funcTool is a plain tool in the shape of langchaingo's tools.Tool.
+type funcTool struct {
+	name string
+	fn   func(ctx context.Context, input string) (string, error)
+}
+
+func (f funcTool) Name() string                                        { return f.name }
+func (f funcTool) Description() string                                 { return "test tool " + f.name }
+func (f funcTool) Call(ctx context.Context, in string) (string, error) { return f.fn(ctx, in) }
+
+func runChecked(t *testing.T, req simplifiedagent.Request) (simplifiedagent.Result, *recorder, error) {
+	t.Helper()
+	rec := newRecorder()
+	res, err := simplifiedagent.Run(context.Background(), req, rec.emit)
+	if got := replay(t, rec.all()); got != res.Content {
+		t.Errorf("replayed content differs\ngot:  %q\nwant: %q", got, res.Content)
+	}
+	checkToolOrder(t, rec.all())
+	checkAllFinal(t, res.Content)
+	return res, rec, err
+}
+
+// TestNonStreamingModel: a model that never streams yields the same event
+// kinds: its text as one text_delta, its calls started, running and final.
+func TestNonStreamingModel(t *testing.T) {
+	var gotInput string
+	echo := funcTool{name: "echo", fn: func(_ context.Context, in string) (string, error) {
+		gotInput = in
+		return "echoed " + in, nil
+	}}
+	m := &scripted{replies: []*llms.ContentChoice{
+		{Content: "Let me check.", ToolCalls: []llms.ToolCall{toolCall("c1", "echo", `{"input":"hi there"}`)}},
+		{Content: "Done: echoed hi there."},
+	}}
+	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "echo hi", Tools: []simplifiedagent.Tool{echo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotInput != "hi there" {
+		t.Errorf("plain tool got input %q, want the string argument", gotInput)
+	}
+	var types []string
+	for _, e := range rec.all() {
+		types = append(types, string(e.Type))
+	}
+	want := "round_started text_delta text_delta tool_call_started tool_call_delta tool_call_running tool_call_success round_started text_delta"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+	wantContent := "Let me check.\n\n" + `<ToolCall type="echo" status="success" toolCallId="c1"></ToolCall>` + "\n\nDone: echoed hi there."
+	if res.Content != wantContent {
+		t.Errorf("content %q, want %q", res.Content, wantContent)
+	}
+	if res.Rounds != 2 || res.Answer != "Done: echoed hi there." {
+		t.Errorf("rounds %d answer %q", res.Rounds, res.Answer)
+	}
+	if len(res.ToolCalls) != 1 || string(res.ToolCalls[0].Arguments) != `{"input":"hi there"}` || res.ToolCalls[0].Result != "echoed hi there" {
+		t.Errorf("records %+v", res.ToolCalls)
+	}
+}
+
+// TestToolFailures: a panicking tool, a tool that hangs past its timeout
+// and a tool that returns an error all end as error tags, their errors go
+// back to the model, and the run goes on.
+func TestToolFailures(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{
+			toolCall("p", "panics", `{}`),
+			toolCall("h", "hangs", `{}`),
+			toolCall("e", "fails", `{}`),
+			toolCall("ok", "works", `{}`),
+		}},
+		{Content: "Some tools failed."},
+	}}
+	res, _, err := runChecked(t, simplifiedagent.Request{
+		Model: m, Input: "go",
+		ToolTimeout: 50 * time.Millisecond, CancelGrace: 50 * time.Millisecond,
+		Tools: []simplifiedagent.Tool{
+			funcTool{"panics", func(context.Context, string) (string, error) { panic("kaboom") }},
+			funcTool{"hangs", func(context.Context, string) (string, error) { <-release; return "late", nil }},
+			funcTool{"fails", func(context.Context, string) (string, error) { return "", errors.New("no luck") }},
+			funcTool{"works", func(context.Context, string) (string, error) { return "fine", nil }},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"p": "tool panicked: kaboom", "h": "timed out after 50ms", "e": "no luck", "ok": ""}
+	for _, r := range res.ToolCalls {
+		if w := want[r.ID]; r.Error != w || (w == "") != (r.Status == "success") {
+			t.Errorf("call %s: status %s error %q, want error %q", r.ID, r.Status, r.Error, w)
+		}
+	}
+	tools := m.seen[1]
+	var results []string
+	for _, mc := range tools {
+		for _, p := range mc.Parts {
+			if r, ok := p.(llms.ToolCallResponse); ok {
+				results = append(results, r.ToolCallID+"="+r.Content)
+			}
+		}
+	}
+	if got := strings.Join(results, ";"); got != "p=error: tool panicked: kaboom;h=error: timed out after 50ms;e=error: no luck;ok=fine" {
+		t.Errorf("tool responses %q", got)
+	}
+}
+
+// TestTodoAndSubagent: todo_list reports todo_update and no tag; a
+// sub-agent's calls nest under its tag and its text stays out of the
+// content.
+func TestTodoAndSubagent(t *testing.T) {
+	searcher := &fakeSearcher{docs: testDocs}
+	sub := simplifiedagent.NewSubagent(&demo.Model{}, tools.NewSearchDocuments(searcher))
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{
+			toolCall("t1", "todo_list", `{"todos":[{"text":"look up resume","status":"in_progress"},{"text":"answer","status":"pending"}]}`),
+			toolCall("s1", "subagent", `{"task":"How does Last-Event-ID work?"}`),
+		}},
+		{ToolCalls: []llms.ToolCall{toolCall("t2", "todo_list", `{"todos":[{"text":"look up resume","status":"done"},{"text":"answer","status":"completed"}]}`)}},
+		{Content: "Clients resume with Last-Event-ID."},
+	}}
+	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "resume?",
+		Tools: []simplifiedagent.Tool{simplifiedagent.NewTodoList(), sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	todos := rec.ofType(toolmark.EventTodoUpdate)
+	if len(todos) != 2 {
+		t.Fatalf("got %d todo_update events, want 2", len(todos))
+	}
+	if d := todos[0].Data.(toolmark.TodoUpdateData); d.ToolCallID != "t1" || len(d.Todos) != 2 || d.Todos[0].Status != toolmark.TodoInProgress {
+		t.Errorf("first todo_update %+v", d)
+	}
+	if len(res.Todos) != 2 || res.Todos[1].Status != toolmark.TodoDone {
+		t.Errorf("Result.Todos %+v, want both done", res.Todos)
+	}
+	spans := toolcallmarkup.Scan(res.Content)
+	if len(spans) != 2 || spans[0].Call.Type != "subagent" || spans[1].Parent != 0 ||
+		spans[1].Call.ParentID != "s1" || spans[1].Call.Type != "search_documents" {
+		t.Fatalf("tags %+v, want a subagent tag with a nested search", spans)
+	}
+	if strings.Contains(res.Content, "todo_list") || strings.Contains(res.Content, demo.Banner) {
+		t.Errorf("content shows a todo tag or the sub-agent's text: %q", res.Content)
+	}
+	var phases []string
+	for _, e := range rec.ofType(toolmark.EventSubagentStatus) {
+		phases = append(phases, e.Data.(toolmark.SubagentStatusData).Phase)
+	}
+	if got := strings.Join(phases, ","); got != "started,round,round,completed" {
+		t.Errorf("subagent phases %s", got)
+	}
+	var subResult string
+	for _, r := range res.ToolCalls {
+		if r.ID == "s1" {
+			subResult = r.Result
+		}
+	}
+	if !strings.Contains(subResult, "Last-Event-ID") {
+		t.Errorf("subagent result %q lacks the nested search's finding", subResult)
+	}
+}
+
+// TestMaxRounds: the last round is made without tools, so the model must
+// answer.
+func TestMaxRounds(t *testing.T) {
+	var offered []int
+	m := &toolCounting{offered: &offered}
+	res, _, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "loop", MaxRounds: 3,
+		Tools: []simplifiedagent.Tool{funcTool{"noop", func(context.Context, string) (string, error) { return "ok", nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 3 || len(offered) != 3 || offered[2] != 0 || offered[0] != 1 {
+		t.Errorf("rounds %d, tools offered per round %v", res.Rounds, offered)
+	}
+}
+
+// toolCounting calls noop whenever tools are offered.
+type toolCounting struct{ offered *[]int }
+
+func (m *toolCounting) GenerateContent(_ context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	*m.offered = append(*m.offered, len(o.Tools))
+	if len(o.Tools) == 0 {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "final"}}}, nil
+	}
+	b, _ := json.Marshal(len(msgs))
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{toolCall("n"+string(b), "noop", "{}")}}}}, nil
+}
+
+func (m *toolCounting) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+// TestContinueDocument: Run appends to a given document and keeps ids
+// unique.
+func TestContinueDocument(t *testing.T) {
+	doc, err := toolcallmarkup.NewDocument("Earlier text\n\n" + `<ToolCall type="echo" status="success" toolCallId="c1"></ToolCall>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{toolCall("c1", "echo", `{"input":"x"}`)}},
+		{Content: "more"},
+	}}
+	echo := funcTool{"echo", func(_ context.Context, in string) (string, error) { return in, nil }}
+	res, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{Model: m, Input: "again", Document: doc,
+		Tools: []simplifiedagent.Tool{echo}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Earlier text\n\n" + `<ToolCall type="echo" status="success" toolCallId="c1"></ToolCall>` + "\n\n" +
+		`<ToolCall type="echo" status="success" toolCallId="c1_2"></ToolCall>` + "\n\nmore"
+	if res.Content != want {
+		t.Errorf("content %q, want %q", res.Content, want)
+	}
+	if m.seen[1][len(m.seen[1])-1].Parts[0].(llms.ToolCallResponse).ToolCallID != "c1" {
+		t.Errorf("the model must see its own call id")
+	}
+}

@@ -1,0 +1,260 @@
+package openaiwire_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/simplifiedagent/openaiwire"
+)
+
+func fixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile("../testdata/openai/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func mustModel(tb testing.TB, url string) *openaiwire.Model {
+	tb.Helper()
+	m, err := openaiwire.New(url, "sk-test", "test-model")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m.MaxRetryWait = 20 * time.Millisecond
+	return m
+}
+
+func sse(body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(body)
+	}
+}
+
+// TestStreamSeparatesTextAndToolCalls: text goes to the streaming func,
+// argument fragments to the delta func, parallel calls by index.
+func TestStreamSeparatesTextAndToolCalls(t *testing.T) {
+	srv := httptest.NewServer(sse(fixture(t, "parallel_1.sse")))
+	defer srv.Close()
+	var text strings.Builder
+	args := map[int]string{}
+	ids := map[int]string{}
+	ctx := llmstream.WithToolCallDeltaFunc(context.Background(), func(_ context.Context, d llmstream.ToolCallDelta) error {
+		args[d.Index] += d.Arguments
+		if d.ID != "" {
+			ids[d.Index] = d.ID
+		}
+		return nil
+	})
+	resp, err := mustModel(t, srv.URL).GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
+		llms.WithStreamingFunc(func(_ context.Context, b []byte) error { text.Write(b); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text.Len() != 0 {
+		t.Errorf("tool-call chunks reached the text func: %q", text.String())
+	}
+	if args[0] != `{"query":"cancellation"}` || args[1] != `{"query":"crash recovery"}` || ids[0] != "call_alpha" || ids[1] != "call_beta" {
+		t.Errorf("deltas %v %v", ids, args)
+	}
+	tc := resp.Choices[0].ToolCalls
+	if len(tc) != 2 || tc[1].ID != "call_beta" || tc[1].FunctionCall.Arguments != `{"query":"crash recovery"}` || resp.Choices[0].StopReason != "tool_calls" {
+		t.Errorf("tool calls %+v", tc)
+	}
+}
+
+func TestTextThatLooksLikeToolCalls(t *testing.T) {
+	srv := httptest.NewServer(sse(fixture(t, "text_json.sse")))
+	defer srv.Close()
+	var text strings.Builder
+	called := false
+	ctx := llmstream.WithToolCallDeltaFunc(context.Background(), func(context.Context, llmstream.ToolCallDelta) error {
+		called = true
+		return nil
+	})
+	resp, err := mustModel(t, srv.URL).GenerateContent(ctx, nil,
+		llms.WithStreamingFunc(func(_ context.Context, b []byte) error { text.Write(b); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if called || !strings.HasPrefix(text.String(), `[{"id":"call_1"`) || text.String() != resp.Choices[0].Content {
+		t.Errorf("text %q, delta func called %v", text.String(), called)
+	}
+	if resp.Choices[0].GenerationInfo["TotalTokens"] != 123 {
+		t.Errorf("usage %v", resp.Choices[0].GenerationInfo)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		wantErr string
+		status  int
+	}{
+		{"bad request", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"message":"Invalid 'messages': empty array.","type":"invalid_request_error","param":"messages","code":"empty_array"}}`)
+		}, "HTTP 400 invalid_request_error: Invalid 'messages': empty array.", 400},
+		{"unauthorized", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(401)
+			io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		}, "HTTP 401", 401},
+		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "Bad Gateway", 502)
+		}, "HTTP 502: Bad Gateway", 502},
+		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream server_error", 0},
+		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {not json\n\n")
+		}, "bad chunk", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			_, err := mustModel(t, srv.URL).GenerateContent(context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
+			}
+			var apiErr *openaiwire.APIError
+			if tt.status != 0 && (!errors.As(err, &apiErr) || apiErr.StatusCode != tt.status) {
+				t.Errorf("got %#v, want an APIError with status %d", err, tt.status)
+			}
+		})
+	}
+}
+
+// TestRetry: 429 with Retry-After and 503 are retried a bounded number of
+// times.
+func TestRetry(t *testing.T) {
+	var n atomic.Int32
+	ok := fixture(t, "text.sse")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) {
+		case 1:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(429)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
+		case 2:
+			w.WriteHeader(503)
+		default:
+			sse(ok)(w, r)
+		}
+	}))
+	defer srv.Close()
+	resp, err := mustModel(t, srv.URL).GenerateContent(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 3 || !strings.HasPrefix(resp.Choices[0].Content, "Hello!") {
+		t.Errorf("%d requests, content %q", n.Load(), resp.Choices[0].Content)
+	}
+
+	n.Store(0)
+	always := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(429)
+	}))
+	defer always.Close()
+	m := mustModel(t, always.URL)
+	m.MaxRetries = 2
+	_, err = m.GenerateContent(context.Background(), nil)
+	var apiErr *openaiwire.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || n.Load() != 3 {
+		t.Errorf("got %v after %d requests, want 429 after 3", err, n.Load())
+	}
+}
+
+// TestRequest checks the wire form of messages, tools and options.
+func TestRequest(t *testing.T) {
+	var body map[string]any
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		json.NewDecoder(r.Body).Decode(&body)
+		sse(fixture(t, "text.sse"))(w, r)
+	}))
+	defer srv.Close()
+	msgs := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeSystem, "be brief"),
+		llms.TextParts(llms.ChatMessageTypeHuman, "search"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: "c1", Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: "search_documents", Arguments: `{"query":"q"}`}}}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c1", Name: "search_documents", Content: "Found 0"}}},
+	}
+	_, err := mustModel(t, srv.URL).GenerateContent(context.Background(), msgs,
+		llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "search_documents",
+			Parameters: map[string]any{"type": "object"}}}}),
+		llms.WithTemperature(0.2), llms.WithMaxTokens(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(body["messages"])
+	want := `[{"content":"be brief","role":"system"},{"content":"search","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"query\":\"q\"}","name":"search_documents"},"id":"c1","type":"function"}]},{"content":"Found 0","role":"tool","tool_call_id":"c1"}]`
+	if string(got) != want {
+		t.Errorf("messages:\n%s\nwant:\n%s", got, want)
+	}
+	if auth != "Bearer sk-test" || body["stream"] != true || body["temperature"] != 0.2 || body["max_tokens"] != 100.0 || body["model"] != "test-model" {
+		t.Errorf("auth %q body %v", auth, body)
+	}
+	if tools, _ := json.Marshal(body["tools"]); !strings.Contains(string(tools), `"name":"search_documents"`) {
+		t.Errorf("tools %s", tools)
+	}
+}
+
+// TestNonStreamingServer: a server that ignores "stream" and answers with
+// one JSON object still reports text and tool calls.
+func TestNonStreamingServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Checking.","tool_calls":[{"id":"c9","type":"function","function":{"name":"search_documents","arguments":"{\"query\":\"a\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
+	}))
+	defer srv.Close()
+	var text, args string
+	ctx := llmstream.WithToolCallDeltaFunc(context.Background(), func(_ context.Context, d llmstream.ToolCallDelta) error {
+		args += d.Arguments
+		return nil
+	})
+	resp, err := mustModel(t, srv.URL).GenerateContent(ctx, nil,
+		llms.WithStreamingFunc(func(_ context.Context, b []byte) error { text += string(b); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "Checking." || args != `{"query":"a"}` || resp.Choices[0].ToolCalls[0].ID != "c9" {
+		t.Errorf("text %q args %q resp %+v", text, args, resp.Choices[0])
+	}
+}
+
+func TestCancelDuringStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"slow"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := mustModel(t, srv.URL).GenerateContent(ctx, nil,
+		llms.WithStreamingFunc(func(context.Context, []byte) error { cancel(); return nil }))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
