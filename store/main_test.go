@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/toolmark/toolmark"
@@ -80,4 +81,13 @@ func count(tb testing.TB, db *store.DB, sql string, args ...any) int {
 		tb.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
