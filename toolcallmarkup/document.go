@@ -17,7 +17,12 @@ type Document struct {
 	root    node
 	byID    map[string]*node
 	pending string // untrusted text held back at a chunk boundary
-	size    int    // len(String())
+	// heldAmp is true when the held-back text is a '&', then amps times
+	// "amp;", then pending: a run that only later text can decide and that
+	// has no length limit, so it is kept as a count and never scanned again.
+	heldAmp bool
+	amps    int
+	size    int // len(String())
 }
 
 type node struct {
@@ -130,26 +135,67 @@ func (n *node) appendBytes(b []byte) {
 // then or until Flush; so appending a text in one piece or byte by byte
 // yields the same content.
 func (d *Document) AppendText(s string) string {
+	var out []byte
 	in := s
-	if d.pending != "" {
+	if d.heldAmp {
+		// Only what follows the run of "amp;" decides the '&'.
+		rest := d.pending + s
+		for strings.HasPrefix(rest, "amp;") {
+			d.amps++
+			rest = rest[4:]
+		}
+		m := matchRef(rest)
+		if m == partialMatch {
+			d.pending = rest
+			return ""
+		}
+		out = append(out, '&')
+		if m == fullMatch {
+			out = append(out, "amp;"...)
+		}
+		for ; d.amps > 0; d.amps-- {
+			out = append(out, "amp;"...)
+		}
+		d.heldAmp, d.pending = false, ""
+		in = rest
+	} else if d.pending != "" {
 		in = d.pending + s
 	}
-	out, rest := neutralise(nil, in, false)
-	d.pending = rest
+	out, rest := neutralise(out, in, false)
+	d.hold(rest)
 	d.root.appendBytes(out)
 	d.size += len(out)
 	return string(out)
+}
+
+// hold keeps rest, the undecided end of the text, until the next chunk.
+func (d *Document) hold(rest string) {
+	d.pending = rest
+	if rest == "" || rest[0] != '&' {
+		return
+	}
+	r := rest[1:]
+	n := 0
+	for strings.HasPrefix(r, "amp;") {
+		n++
+		r = r[4:]
+	}
+	d.heldAmp, d.amps, d.pending = true, n, r
 }
 
 // Flush appends the text held back by AppendText and returns it,
 // neutralised. Call it before Start, at the end of a model's reply, and
 // before reading String if the held-back text must be included.
 func (d *Document) Flush() string {
-	if d.pending == "" {
+	if d.pending == "" && !d.heldAmp {
 		return ""
 	}
-	out, _ := neutralise(nil, d.pending, true)
-	d.pending = ""
+	in := d.pending
+	if d.heldAmp {
+		in = "&" + strings.Repeat("amp;", d.amps) + d.pending
+	}
+	out, _ := neutralise(nil, in, true)
+	d.pending, d.heldAmp, d.amps = "", false, 0
 	d.root.appendBytes(out)
 	d.size += len(out)
 	return string(out)

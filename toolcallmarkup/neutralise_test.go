@@ -270,3 +270,45 @@ func TestFlushEmpty(t *testing.T) {
 		t.Errorf("got %q, want %q", d.String(), want)
 	}
 }
+
+// TestLongAmpRun checks that a long undecided run "&amp;amp;…" streamed in
+// small chunks is held back as a count, not as text scanned again at every
+// chunk (which made streaming it quadratic), and that it is decided as in
+// one piece whatever ends it.
+func TestLongAmpRun(t *testing.T) {
+	run := "&" + strings.Repeat("amp;", 5000)
+	tests := []struct {
+		name, end string
+	}{
+		{"tag name", "lt;ToolCall"},
+		{"closing tag name", "lt;/toolcall x"},
+		{"other entity", "lt;b"},
+		{"plain text", " text"},
+		{"another run", "&amp;amp;lt;TOOLCALL"},
+		{"flushed undecided", "lt;Tool"},
+		{"flushed bare", ""},
+		{"partial amp", "am"},
+		{"invalid UTF-8", "\xe2\x82"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := run + tt.end
+			want := Neutralise(text)
+			d := mustDocument(t, "")
+			var got strings.Builder
+			for i := 0; i < len(text); i += 7 {
+				got.WriteString(d.AppendText(text[i:min(i+7, len(text))]))
+				if len(d.pending) > 16 {
+					t.Fatalf("after %d bytes %d bytes are held back as text", i+7, len(d.pending))
+				}
+			}
+			got.WriteString(d.Flush())
+			if got.String() != want || d.String() != want {
+				t.Errorf("got %d bytes, want %d (%q…)", len(d.String()), len(want), want[len(want)-min(len(want), 30):])
+			}
+			if utf8.ValidString(text) && RestoreText(want) != text {
+				t.Errorf("RestoreText does not give the text back")
+			}
+		})
+	}
+}
