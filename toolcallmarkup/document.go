@@ -107,6 +107,21 @@ func checkContent(content string) error {
 	return nil
 }
 
+// closeTrailing closes the elements left unclosed in stored content that
+// end n's body, before something is appended to it: otherwise the appended
+// text or element would land inside them.
+func (d *Document) closeTrailing(n *node) {
+	for {
+		k := len(n.items)
+		if k == 0 || n.items[k-1].n == nil || n.items[k-1].n.closed {
+			return
+		}
+		n = n.items[k-1].n
+		n.closed = true
+		d.size += len(closeTag)
+	}
+}
+
 func (n *node) appendText(s string) {
 	if s == "" {
 		return
@@ -163,6 +178,9 @@ func (d *Document) AppendText(s string) string {
 	}
 	out, rest := neutralise(out, in, false)
 	d.hold(rest)
+	if len(out) > 0 {
+		d.closeTrailing(&d.root)
+	}
 	d.root.appendBytes(out)
 	d.size += len(out)
 	return string(out)
@@ -196,6 +214,7 @@ func (d *Document) Flush() string {
 	}
 	out, _ := neutralise(nil, in, true)
 	d.pending, d.heldAmp, d.amps = "", false, 0
+	d.closeTrailing(&d.root)
 	d.root.appendBytes(out)
 	d.size += len(out)
 	return string(out)
@@ -207,6 +226,9 @@ func (d *Document) Flush() string {
 // through a tampered log.
 func (d *Document) AppendNeutralised(s string) {
 	s = escapeRawTags(s)
+	if s != "" {
+		d.closeTrailing(&d.root)
+	}
 	d.root.appendText(s)
 	d.size += len(s)
 }
@@ -240,6 +262,7 @@ func (d *Document) Start(tc ToolCall) (string, error) {
 	d.Flush()
 	tc = Normalize(tc)
 	n := &node{tc: tc, open: OpenTag(tc), closed: true}
+	d.closeTrailing(parent)
 	parent.items = append(parent.items, item{n: n})
 	d.byID[tc.ID] = n
 	d.size += len(n.open) + len(closeTag)

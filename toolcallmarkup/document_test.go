@@ -437,3 +437,49 @@ func TestUpdateStructuralParent(t *testing.T) {
 		t.Errorf("ParentID after update got %q, want %q", tc.ParentID, "p")
 	}
 }
+
+// TestAppendAfterUnclosed checks that what a Document appends after an
+// element left unclosed in stored content does not end up inside it: the
+// Document's calls and Parse of its content agree, before and after a
+// reload.
+func TestAppendAfterUnclosed(t *testing.T) {
+	const a = `<ToolCall type="agent" status="running" toolCallId="a">`
+	const b = `<ToolCall type="t" status="running" toolCallId="b" parentToolCallId="a">`
+	tests := []struct {
+		name    string
+		content string
+		do      func(d *Document)
+		want    string
+	}{
+		{"nothing appended keeps it unclosed", "x" + a + "body", func(d *Document) {
+			mustUpdate(t, d, "a", Update{Status: StatusError, Error: "interrupted"})
+		}, "x" + `<ToolCall type="agent" status="error" toolCallId="a" error="interrupted">` + "body"},
+		{"text", "x" + a + "body", func(d *Document) { d.AppendText(" more"); d.Flush() },
+			"x" + a + "body</ToolCall> more"},
+		{"top-level call", "x" + a, func(d *Document) { mustStart(t, d, running("c")) },
+			"x" + a + "</ToolCall>" + Markup(running("c"))},
+		{"nested call goes inside", "x" + a, func(d *Document) {
+			mustStart(t, d, ToolCall{ID: "c", ParentID: "a", Type: "t", Status: StatusRunning})
+		}, "x" + a + Markup(ToolCall{ID: "c", ParentID: "a", Type: "t", Status: StatusRunning})},
+		{"nested in outer closes inner", a + b, func(d *Document) {
+			mustStart(t, d, ToolCall{ID: "c", ParentID: "a", Type: "t", Status: StatusRunning})
+		}, a + b + "</ToolCall>" + Markup(ToolCall{ID: "c", ParentID: "a", Type: "t", Status: StatusRunning})},
+		{"both closed by text", a + b, func(d *Document) { d.AppendNeutralised("t") },
+			a + b + "</ToolCall></ToolCall>t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustDocument(t, tt.content)
+			tt.do(d)
+			if got := d.String(); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if d.Len() != len(d.String()) {
+				t.Errorf("Len got %d, want %d", d.Len(), len(d.String()))
+			}
+			if got, want := d.Calls(), Parse(d.String()); !reflect.DeepEqual(got, want) {
+				t.Errorf("Calls got %#v, Parse %#v", got, want)
+			}
+		})
+	}
+}

@@ -35,7 +35,9 @@ func vectorTexts(tb testing.TB) (contents, texts []string) {
 //   - for each call that Validate accepts, Parse(Markup(call)) returns
 //     exactly Normalize(call);
 //   - Rewrite finds every id Parse returns;
-//   - NewDocument(content).String() is content when NewDocument accepts it.
+//   - NewDocument(content).String() is content when NewDocument accepts it,
+//     and after appending text and a call the Document's calls are what
+//     Parse reads from its content.
 func FuzzParse(f *testing.F) {
 	contents, _ := vectorTexts(f)
 	for _, c := range contents {
@@ -100,6 +102,20 @@ func FuzzParse(f *testing.F) {
 		}
 		if got := d.Calls(); !reflect.DeepEqual(got, calls) && len(got)+len(calls) > 0 {
 			t.Fatalf("Calls got %#v, want %#v", got, calls)
+		}
+		// What a Document appends to loaded content lands where its calls
+		// say, whatever the content ends with.
+		d.AppendText("x")
+		if _, ok := d.Get("fuzz-new"); !ok {
+			mustStart(t, d, running("fuzz-new"))
+		}
+		d.AppendText("y")
+		d.Flush()
+		if got, want := d.Calls(), Parse(d.String()); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after appending Calls got %#v, Parse %#v", got, want)
+		}
+		if d.Len() != len(d.String()) {
+			t.Fatalf("Len got %d, want %d", d.Len(), len(d.String()))
 		}
 	})
 }
