@@ -271,3 +271,33 @@ func TestContinueDocument(t *testing.T) {
 		t.Errorf("the model must see its own call id")
 	}
 }
+
+// TestOddModelIDs: a model's tool-call id that cannot be a toolCallId
+// (quotes, newlines, empty) is replaced on the tag, while the model still
+// gets its own id back.
+func TestOddModelIDs(t *testing.T) {
+	echo := funcTool{"echo", func(_ context.Context, in string) (string, error) { return in, nil }}
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{toolCall("evil\"id\n", "echo", `{}`), toolCall("", "echo", `{}`)}},
+		{Content: "ok"},
+	}}
+	res, _, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", Tools: []simplifiedagent.Tool{echo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := toolcallmarkup.Scan(res.Content)
+	if len(spans) != 2 || spans[0].Call.ID != "call_1" || spans[1].Call.ID != "call_2" {
+		t.Fatalf("tags %+v", spans)
+	}
+	var ids []string
+	for _, mc := range m.seen[1] {
+		for _, p := range mc.Parts {
+			if r, ok := p.(llms.ToolCallResponse); ok {
+				ids = append(ids, r.ToolCallID)
+			}
+		}
+	}
+	if len(ids) != 2 || ids[0] != "evil\"id\n" || ids[1] != "call_2" {
+		t.Errorf("ids sent back %q", ids)
+	}
+}

@@ -168,9 +168,11 @@ func (s *session) startLocked(c *call, name string) {
 	c.begin = time.Now()
 	s.seq++
 	base := c.modelID
-	if base == "" {
+	if !goodID(base) {
 		base = fmt.Sprintf("call_%d", s.seq)
-		c.modelID = base
+		if c.modelID == "" {
+			c.modelID = base
+		}
 	}
 	id := base
 	for n := 2; s.ids[id] || s.exists(id); n++ {
@@ -203,6 +205,20 @@ func (s *session) startLocked(c *call, name string) {
 		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup}})
 }
 
+// goodID reports whether a model's tool-call id can serve as toolCallId
+// as it is: 1 to 100 bytes of letters, digits and "_-.:".
+func goodID(id string) bool {
+	if id == "" || len(id) > 100 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.:", r)) {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *session) exists(id string) bool {
 	_, ok := s.doc.Get(id)
 	return ok
@@ -215,7 +231,10 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 		return
 	}
 	acc := c.args.String()
-	args := parsePartial(acc)
+	var args map[string]any
+	if len(acc) <= maxParsedArgs {
+		args = parsePartial(acc)
+	}
 	var attrs []toolcallmarkup.Attr
 	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
 		attrs = t.TagAttrs(args)
@@ -228,6 +247,10 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(toolcallmarkup.StatusPending),
 		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args}})
 }
+
+// maxParsedArgs bounds the streamed arguments that are re-parsed on every
+// fragment.
+const maxParsedArgs = 64 << 10
 
 // parsePartial returns the best-effort parse of streamed JSON arguments.
 func parsePartial(s string) map[string]any {
