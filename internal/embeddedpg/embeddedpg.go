@@ -8,7 +8,10 @@
 // the same DataDir reuses it. When the process runs as root, initdb and
 // postgres run as an unprivileged system user (an existing "toolmark" user,
 // else "postgres", else a "toolmark" system user created with useradd),
-// because PostgreSQL refuses to run as root.
+// because PostgreSQL refuses to run as root; a parent of the data directory
+// that this user cannot enter (root's home, where the default data
+// directory lives) gets a POSIX ACL entry for that user alone, as
+// `setfacl -m u:toolmark:x` would.
 //
 // The server is a child of the calling process and receives SIGINT (fast
 // shutdown) if that process dies, so a killed toolmark leaves no server
@@ -47,9 +50,9 @@ var ErrNoBinaries = errors.New("PostgreSQL server binaries not found: install th
 // defaults.
 type Config struct {
 	// DataDir is the PostgreSQL data directory, created and initialised on
-	// first use. When running as root, the directory and its parents must be
-	// searchable by the unprivileged user (so not under /root; use e.g.
-	// /var/lib/toolmark/pgdata).
+	// first use. When running as root, a parent directory the unprivileged
+	// user cannot search (such as /root) gets a POSIX ACL entry letting that
+	// user alone through.
 	DataDir string
 	// Port is the TCP port on 127.0.0.1; 0 picks a free one.
 	Port int
@@ -208,6 +211,7 @@ func initDataDir(ctx context.Context, cfg Config, binDir string, cred *syscall.C
 			if err := chownTree(dataDir, cred); err != nil {
 				return err
 			}
+			return checkReachable(dataDir, cred)
 		}
 		return nil
 	}
@@ -243,27 +247,14 @@ func initDataDir(ctx context.Context, cfg Config, binDir string, cred *syscall.C
 	return nil
 }
 
-// checkReachable reports an error when a parent of dir is not searchable by
-// the user in cred, which would make postgres fail with a less helpful
-// message.
+// checkReachable makes sure the user in cred can reach dir: a parent it
+// cannot search (root's home, a private temporary directory) gets an ACL
+// entry letting that user alone through.
 func checkReachable(dir string, cred *syscall.Credential) error {
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			return fmt.Errorf("initialising embedded postgres: %w", err)
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		mode := fi.Mode().Perm()
-		reachable := mode&0o001 != 0 ||
-			(ok && st.Uid == cred.Uid && mode&0o100 != 0) ||
-			(ok && st.Gid == cred.Gid && mode&0o010 != 0)
-		if !reachable {
-			return fmt.Errorf("initialising embedded postgres: %s is not reachable by uid %d, which postgres runs as when started as root: choose a data directory outside %s (e.g. /var/lib/toolmark/pgdata)", dir, cred.Uid, d)
-		}
-		if d == filepath.Dir(d) {
-			return nil
-		}
+	if err := grantSearch(dir, cred); err != nil {
+		return fmt.Errorf("initialising embedded postgres: %s must be reachable by uid %d, which postgres runs as when started as root: %v; choose another data directory (e.g. /var/lib/toolmark/pgdata)", dir, cred.Uid, err)
 	}
+	return nil
 }
 
 func chownTree(dir string, cred *syscall.Credential) error {

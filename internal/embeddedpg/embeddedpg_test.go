@@ -105,3 +105,26 @@ func TestNoBinaries(t *testing.T) {
 		t.Fatal("Start with an empty BinDir succeeded, want an error")
 	}
 }
+
+// TestPrivateParent starts a server in a directory whose parent only its
+// owner may enter, as root's home is: when the tests run as root, postgres
+// runs as another user, which is let through by an ACL entry, while the
+// parent's mode stays as it was.
+func TestPrivateParent(t *testing.T) {
+	parent := t.TempDir() // mode 0700
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := mustStart(t, embeddedpg.Config{DataDir: filepath.Join(parent, "share", "pgdata"), NoSync: true})
+	defer s.Stop(context.Background())
+	if got := query(t, s.URL(), "select 'up'"); got != "up" {
+		t.Fatalf("got %q, want up", got)
+	}
+	fi, err := os.Stat(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm()&0o007 != 0 {
+		t.Errorf("parent mode became %v, want no permissions for others", fi.Mode().Perm())
+	}
+}
