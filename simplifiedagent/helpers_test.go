@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
+	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -125,6 +126,20 @@ func replay(tb testing.TB, events []simplifiedagent.Event) string {
 				tb.Fatalf("event %d: replayed tag %q, event says %q", i, got, data.Markup)
 			}
 		}
+	}
+	// The store's replay of the JSON form gives the same content.
+	sd, _ := toolcallmarkup.NewDocument("")
+	for i, e := range events {
+		raw, err := json.Marshal(e.Data)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := store.ApplyEvent(sd, toolmark.Event{Seq: int64(i + 1), Type: e.Type, Data: raw}); err != nil {
+			tb.Fatalf("store.ApplyEvent: %v", err)
+		}
+	}
+	if sd.String() != d.String() {
+		tb.Fatalf("store replay differs:\n%q\n%q", sd.String(), d.String())
 	}
 	return d.String()
 }
