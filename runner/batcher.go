@@ -63,7 +63,7 @@ func (b *batcher) loop() {
 		case <-b.wake:
 		case <-t.C:
 		}
-		if _, _, err := b.flush(context.Background(), false); err != nil {
+		if _, _, err := b.flush(context.Background(), nil); err != nil {
 			b.r.log.Error("persisting events", "turn", b.turn.ID, "err", err)
 		}
 	}
@@ -162,7 +162,7 @@ func (b *batcher) emitNow(ctx context.Context, typ toolmark.EventType, data any)
 	if err := b.emit(ctx, Event{Type: typ, Data: data}); err != nil {
 		return err
 	}
-	_, _, err := b.flush(ctx, false)
+	_, _, err := b.flush(ctx, nil)
 	return err
 }
 
@@ -189,15 +189,15 @@ func (b *batcher) closeOpenTags(ctx context.Context, s toolcallmarkup.Status, er
 	}
 }
 
-// flushAll persists everything pending and saves the content.
-func (b *batcher) flushAll(ctx context.Context) (string, int64, error) {
-	return b.flush(ctx, true)
+// flushFinal persists everything pending and ends the turn with it.
+func (b *batcher) flushFinal(ctx context.Context, fin store.Finish) (string, int64, error) {
+	return b.flush(ctx, &fin)
 }
 
-// flush persists the pending events as one batch, then the content (when a
-// tool status changed, SaveInterval passed, or force), the changed tool-call
-// rows and todos, then wakes the followers.
-func (b *batcher) flush(ctx context.Context, force bool) (string, int64, error) {
+// flush persists the pending events as one batch, with the content when a
+// tool status changed, SaveInterval passed or the turn ends (fin), and the
+// changed tool-call rows and todos; then it wakes the followers.
+func (b *batcher) flush(ctx context.Context, fin *store.Finish) (string, int64, error) {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 	b.mu.Lock()
@@ -206,71 +206,41 @@ func (b *batcher) flush(ctx context.Context, force bool) (string, int64, error) 
 		b.mu.Unlock()
 		return "", 0, err
 	}
-	evs := b.pending
+	batch := store.Batch{TurnID: b.turn.ID, MessageID: b.turn.AssistantMessageID, Events: b.pending, LastSeq: b.lastSeq, Finish: fin}
 	b.pending = nil
-	save := force || b.saveDue || (len(evs) > 0 && time.Since(b.lastSave) >= b.r.cfg.SaveInterval)
 	var content string
-	if save {
+	if fin != nil || b.saveDue || (len(batch.Events) > 0 && time.Since(b.lastSave) >= b.r.cfg.SaveInterval) {
 		content = b.doc.String()
+		batch.Content = &content
 		b.saveDue = false
 	}
-	var calls []toolmark.ToolCallRecord
 	for _, id := range b.dirty {
-		calls = append(calls, *b.calls[id])
+		batch.ToolCalls = append(batch.ToolCalls, *b.calls[id])
 	}
 	b.dirty = nil
-	var todos []toolmark.Todo
-	todosDue := b.todosDue
-	if todosDue {
-		todos = append(todos, b.todos...)
+	if b.todosDue {
+		todos := append([]toolmark.Todo{}, b.todos...)
+		batch.Todos = &todos
 		b.todosDue = false
 	}
 	b.mu.Unlock()
 
-	if len(evs) == 0 && !force {
+	if len(batch.Events) == 0 && fin == nil && batch.Content == nil && len(batch.ToolCalls) == 0 && batch.Todos == nil {
 		return content, b.lastSeq, nil
 	}
 	start := time.Now()
-	err := b.persist(ctx, evs, save, content, calls, todosDue, todos)
+	last, err := b.r.cfg.Store.PersistBatch(ctx, batch)
 	if err != nil {
 		b.mu.Lock()
 		b.err = fmt.Errorf("persisting the turn's events: %w", err)
 		b.mu.Unlock()
 		return "", 0, err
 	}
-	if save {
+	b.lastSeq = last
+	if batch.Content != nil {
 		b.lastSave = time.Now()
 	}
-	b.r.cfg.Metrics.BatchPersisted(len(evs), time.Since(start))
-	b.r.hub.Publish(b.turn.ID, b.lastSeq)
-	return content, b.lastSeq, nil
-}
-
-func (b *batcher) persist(ctx context.Context, evs []store.EventInput, save bool, content string,
-	calls []toolmark.ToolCallRecord, todosDue bool, todos []toolmark.Todo) error {
-	db := b.r.cfg.Store
-	if len(evs) > 0 {
-		out, err := db.AppendEvents(ctx, b.turn.ID, b.turn.AssistantMessageID, evs)
-		if err != nil {
-			return err
-		}
-		b.lastSeq = out[len(out)-1].Seq
-	}
-	// Rows before content: a reader that sees the content finds its calls.
-	for _, c := range calls {
-		if err := db.UpsertToolCall(ctx, c); err != nil {
-			return err
-		}
-	}
-	if todosDue {
-		if err := db.SetTodos(ctx, b.turn.ID, todos); err != nil {
-			return err
-		}
-	}
-	if save {
-		if err := db.SaveContent(ctx, b.turn.AssistantMessageID, content, b.lastSeq); err != nil {
-			return err
-		}
-	}
-	return nil
+	b.r.cfg.Metrics.BatchPersisted(len(batch.Events), time.Since(start))
+	b.r.hub.Publish(b.turn.ID, last)
+	return content, last, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -113,10 +114,7 @@ func (j *job) finish(log interface {
 		toolmark.TurnCancelled: toolmark.EventTurnCancelled,
 	}[status]
 	_ = j.b.emit(ctx, Event{Type: typ, Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
-	content, seq, err := j.b.flushAll(ctx)
-	if err == nil {
-		err = r.cfg.Store.FinishTurn(ctx, j.turn.ID, status, errText, content, seq)
-	}
+	_, seq, err := j.b.flushFinal(ctx, store.Finish{Status: status, Error: errText})
 	if err != nil {
 		// The lease stays with us until it expires; the sweeper then
 		// finalises the turn from the log.

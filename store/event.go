@@ -223,6 +223,10 @@ func (db *DB) Snapshot(ctx context.Context, turnID string) (content string, seq 
 // of the last event it reflects. It only moves forward: content with a seq
 // older than the stored one is ignored.
 func (db *DB) SaveContent(ctx context.Context, messageID, content string, seq int64) error {
+	return db.saveContent(ctx, db.pool, messageID, content, seq)
+}
+
+func (db *DB) saveContent(ctx context.Context, q querier, messageID, content string, seq int64) error {
 	if !validID(messageID) {
 		return notFound("message")
 	}
@@ -230,7 +234,7 @@ func (db *DB) SaveContent(ctx context.Context, messageID, content string, seq in
 		return err
 	}
 	var applied bool
-	err := db.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		with u as (
 			update messages set content = $2, seq = $3, updated_at = now()
 			where id = $1 and seq <= $3

@@ -271,6 +271,10 @@ func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
 // status (complete, failed, cancelled or interrupted); and releases the
 // lease. It is ECONFLICT when the turn is already final.
 func (db *DB) FinishTurn(ctx context.Context, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
+	return db.finishTurn(ctx, db.pool, turnID, status, errText, content, seq)
+}
+
+func (db *DB) finishTurn(ctx context.Context, q querier, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
 	if !validID(turnID) {
 		return notFound("turn")
 	}
@@ -284,7 +288,7 @@ func (db *DB) FinishTurn(ctx context.Context, turnID string, status toolmark.Tur
 		return err
 	}
 	var id string
-	err := db.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		with t as (
 			update turns set status = $2, error = $3, finished_at = now(), lease_owner = null, lease_expires_at = null
 			where id = $1 and status in ('queued', 'running')

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolmark/toolmark/internal/app"
+)
+
+// dbFlags are the flags of every command that opens the database.
+type dbFlags struct {
+	url, dataDir, logLevel string
+	logJSON                bool
+}
+
+func (f *dbFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL); empty starts an embedded server")
+	fs.StringVar(&f.dataDir, "data-dir", envOr("TOOLMARK_DATA_DIR", defaultDataDir()), "data directory of the embedded PostgreSQL")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&f.logJSON, "log-json", false, "log as JSON lines")
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("toolmark serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs)
+	addr := fs.String("addr", envOr("TOOLMARK_ADDR", "127.0.0.1:8080"), "listen address")
+	auth := fs.String("auth", "local", "auth mode: local (one user, loopback only) or token")
+	maxTurns := fs.Int("max-turns", 4, "turns that run at once; more wait in a queue")
+	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "turn lease; a crashed server's turns are finalised after it expires")
+	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
+	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
+	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
+	provider := fs.String("model-provider", "", "demo, openai or anthropic (default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, anthropic if ANTHROPIC_API_KEY is set, else demo)")
+	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks")
+	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := app.CheckListenAddr(*auth, *addr); err != nil {
+		return err
+	}
+	var allow []netip.Prefix
+	for _, p := range strings.Split(*fetchAllow, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return fmt.Errorf("--fetch-allow: %w", err)
+		}
+		allow = append(allow, pfx)
+	}
+	log := newLogger(stderr, db.logLevel, db.logJSON)
+	a, err := app.Open(ctx, app.Config{
+		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay),
+		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
+		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider), *auth)
+	return a.Serve(ctx, ln, *grace)
+}
+
+// modelConfig picks the model from the flag and the environment.
+func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
+	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay}
+	if m.Provider == "" {
+		switch {
+		case os.Getenv("OPENAI_BASE_URL") != "" || os.Getenv("OPENAI_API_KEY") != "":
+			m.Provider = "openai"
+		case os.Getenv("ANTHROPIC_API_KEY") != "":
+			m.Provider = "anthropic"
+		default:
+			m.Provider = "demo"
+		}
+	}
+	switch m.Provider {
+	case "openai":
+		m.BaseURL, m.APIKey = os.Getenv("OPENAI_BASE_URL"), os.Getenv("OPENAI_API_KEY")
+		if m.Name == "" {
+			m.Name = "gpt-4o-mini"
+		}
+	case "anthropic":
+		m.BaseURL, m.APIKey = os.Getenv("ANTHROPIC_BASE_URL"), os.Getenv("ANTHROPIC_API_KEY")
+		if m.Name == "" {
+			m.Name = "claude-sonnet-4-5"
+		}
+	}
+	return m
+}
+
+func modelName(provider string) string {
+	m := modelConfig(provider, 0)
+	if m.Provider == "demo" {
+		return "offline demo model"
+	}
+	return m.Provider + "/" + m.Name
+}

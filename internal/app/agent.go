@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
+	"github.com/toolmark/toolmark/store"
+)
+
+// systemPrompt tells a real model how toolmark wants it to work.
+const systemPrompt = `You are a helpful assistant with tools. Use search_documents to look things up in the knowledge base before answering questions about it, fetch_url to read a web page the user names, todo_list to plan multi-part work, and subagent for a self-contained research task. Cite the sources you used. Answer in Markdown.`
+
+// agent turns the runner's turns into simplifiedagent runs.
+type agent struct {
+	model  llms.Model
+	tools  []simplifiedagent.Tool
+	name   string
+	demo   bool
+	db     *store.DB
+	budget int
+}
+
+func newAgent(cfg Config, db *store.DB) (*agent, error) {
+	a := &agent{db: db, budget: cfg.ContextChar}
+	if a.budget <= 0 {
+		a.budget = 48_000
+	}
+	m := cfg.Model
+	var err error
+	switch strings.ToLower(m.Provider) {
+	case "", "demo":
+		dm := demo.New()
+		switch {
+		case m.DemoDelay < 0:
+			dm.Delay = 0
+		case m.DemoDelay > 0:
+			dm.Delay = m.DemoDelay
+		}
+		a.model, a.name, a.demo = dm, "demo", true
+	case "openai":
+		a.model, err = simplifiedagent.NewOpenAI(m.BaseURL, m.APIKey, m.Name)
+		a.name = m.Name
+	case "anthropic":
+		a.model, err = simplifiedagent.NewAnthropic(m.BaseURL, m.APIKey, m.Name)
+		a.name = m.Name
+	default:
+		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai or anthropic", m.Provider)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configuring the %s model: %w", m.Provider, err)
+	}
+	base := []simplifiedagent.Tool{tools.NewSearchDocuments(db), tools.NewFetchURL(cfg.FetchAllow...)}
+	if cfg.SearxNGURL != "" {
+		base = append(base, tools.NewWebSearch(cfg.SearxNGURL))
+	}
+	a.tools = append(append([]simplifiedagent.Tool{}, base...),
+		simplifiedagent.NewTodoList(), simplifiedagent.NewSubagent(a.model, base...))
+	return a, nil
+}
+
+// run answers one turn.
+func (a *agent) run(ctx context.Context, in runner.Input, emit runner.EmitFunc) error {
+	req := simplifiedagent.Request{
+		Model:   a.model,
+		History: simplifiedagent.BuildHistory(in.Summary, historyTurns(in.History)),
+		Input:   in.UserText,
+		Tools:   a.tools,
+		System:  systemPrompt,
+	}
+	_, err := simplifiedagent.Run(ctx, req, func(ctx context.Context, e simplifiedagent.Event) error {
+		return emit(ctx, runner.Event{Type: e.Type, Data: e.Data})
+	})
+	return err
+}
+
+// seedCorpus loads the bundled documents into the knowledge base, so the
+// demo model has something real to search. Documents are keyed by source,
+// so seeding at every start changes nothing twice.
+func seedCorpus(ctx context.Context, db *store.DB) (int, error) {
+	corpus := toolmark.DemoCorpus()
+	paths, err := fs.Glob(corpus, "testdata/corpus/*.md")
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range paths {
+		body, err := fs.ReadFile(corpus, p)
+		if err != nil {
+			return 0, err
+		}
+		name := path.Base(p)
+		if _, err := db.UpsertDocument(ctx, "toolmark-docs/"+name, tools.Title(string(body), name), string(body)); err != nil {
+			return 0, fmt.Errorf("seeding the demo corpus: %w", err)
+		}
+	}
+	return len(paths), nil
+}
+
+func historyTurns(in []store.HistoryTurn) []simplifiedagent.HistoryTurn {
+	out := make([]simplifiedagent.HistoryTurn, len(in))
+	for i, h := range in {
+		out[i] = simplifiedagent.HistoryTurn{UserText: h.UserText, AssistantContent: h.AssistantContent, ToolCalls: h.ToolCalls}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+// Package app wires toolmark together: the database (an embedded server
+// when no URL is given), migrations, the model and tools, the runner and the
+// HTTP API. `toolmark serve` and the test server both build on it, so what
+// the tests run is what users run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/api"
+	"github.com/toolmark/toolmark/api/web"
+	"github.com/toolmark/toolmark/internal/embeddedpg"
+	"github.com/toolmark/toolmark/internal/metrics"
+	"github.com/toolmark/toolmark/markdown"
+	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/store"
+)
+
+// Version is the version reported by /api/info; set at link time.
+var Version = "dev"
+
+// ModelConfig selects the model. Provider "" or "demo" is the offline demo
+// model.
+type ModelConfig struct {
+	Provider  string // "demo", "openai" (any OpenAI-compatible server) or "anthropic"
+	BaseURL   string
+	APIKey    string
+	Name      string
+	DemoDelay time.Duration // pause between the demo model's chunks; <0 means none
+}
+
+// Config configures an App. Zero values take sensible defaults.
+type Config struct {
+	DatabaseURL string    // "" starts an embedded PostgreSQL in DataDir
+	DB          *store.DB // an open, migrated store to use instead (tests)
+	DataDir     string    // the embedded server's data directory
+	Auth        string    // api.AuthLocal or api.AuthToken
+	Model       ModelConfig
+	SearxNGURL  string         // enables web_search
+	FetchAllow  []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
+	MaxTurns    int
+	LeaseTTL    time.Duration
+	Retention   time.Duration
+	MaxMessage  int           // longest user message in bytes
+	Heartbeat   time.Duration // SSE keep-alive interval
+	ContextChar int           // history budget in characters before compaction
+	Logger      *slog.Logger
+}
+
+// App is a running toolmark server's parts.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	pg      *embeddedpg.Server
+	DB      *store.DB
+	Runner  *runner.Runner
+	API     *api.Server
+	Metrics *metrics.Metrics
+	ownDB   bool
+}
+
+// Open connects to (or starts) the database, applies migrations and builds
+// the runner and the API. Call Start, then Serve; Close releases it all.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Auth == "" {
+		cfg.Auth = api.AuthLocal
+	}
+	a := &App{cfg: cfg, log: cfg.Logger, Metrics: metrics.New()}
+	if err := a.openDB(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	localUser := ""
+	if cfg.Auth == api.AuthLocal {
+		u, err := a.DB.EnsureUser(ctx, "local")
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("creating the local user: %w", err)
+		}
+		localUser = u.ID
+	}
+	ag, err := newAgent(cfg, a.DB)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	if ag.demo {
+		n, err := seedCorpus(ctx, a.DB)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.log.Info("demo knowledge base ready", "documents", n)
+	}
+	a.Runner = runner.New(runner.Config{
+		Store: a.DB, Run: ag.run, Logger: cfg.Logger, Metrics: a.Metrics,
+		MaxTurns: cfg.MaxTurns, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, ModelName: ag.name,
+	})
+	a.API = api.New(api.Config{
+		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
+		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser,
+		Info:            api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
+		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat,
+	})
+	return a, nil
+}
+
+func (a *App) openDB(ctx context.Context) error {
+	if a.cfg.DB != nil {
+		a.DB = a.cfg.DB
+		return nil
+	}
+	d, err := OpenDatabase(ctx, a.cfg)
+	if err != nil {
+		return err
+	}
+	a.DB, a.pg, a.ownDB = d.DB, d.pg, true
+	return nil
+}
+
+// Database is an open, migrated store and, when no URL was given, the
+// embedded server behind it.
+type Database struct {
+	DB *store.DB
+	pg *embeddedpg.Server
+}
+
+// OpenDatabase connects to cfg.DatabaseURL, or starts the embedded server
+// in cfg.DataDir, and applies the migrations.
+func OpenDatabase(ctx context.Context, cfg Config) (*Database, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	d := &Database{}
+	url := cfg.DatabaseURL
+	if url == "" {
+		log.Info("starting the embedded PostgreSQL", "data_dir", cfg.DataDir)
+		pg, err := embeddedpg.Start(ctx, embeddedpg.Config{DataDir: cfg.DataDir, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		d.pg, url = pg, pg.URL()
+	}
+	db, err := store.Open(ctx, url, store.WithLogger(log))
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.DB = db
+	if err := db.Migrate(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("applying migrations: %w", err)
+	}
+	return d, nil
+}
+
+// Close closes the store and stops the embedded server, if any.
+func (d *Database) Close() {
+	if d.DB != nil {
+		d.DB.Close()
+	}
+	stopEmbedded(d.pg)
+}
+
+func stopEmbedded(pg *embeddedpg.Server) {
+	if pg == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pg.Stop(ctx); err != nil {
+		slog.Error("stopping the embedded PostgreSQL", "err", err)
+	}
+}
+
+// Start finalises turns that a stopped server left behind and starts the
+// runner's background work.
+func (a *App) Start(ctx context.Context) error { return a.Runner.Start(ctx) }
+
+// Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
+// no new turns, running turns get up to grace to finish, then the rest are
+// cancelled and finalised, streams end, and the listener closes.
+func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv := &http.Server{
+		Handler:           a.API,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second, // streams clear their own deadline
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down: finishing running turns", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	_ = a.Runner.Shutdown(sctx)
+	a.API.CloseStreams()
+	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer hcancel()
+	if err := srv.Shutdown(hctx); err != nil {
+		return fmt.Errorf("shutting down HTTP: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close closes the database and stops the embedded server.
+func (a *App) Close() {
+	if a.DB != nil && a.ownDB {
+		a.DB.Close()
+	}
+	stopEmbedded(a.pg)
+}
+
+// ErrNotLoopback is returned by CheckListenAddr.
+var ErrNotLoopback = toolmark.Errorf(toolmark.EINVALID, "local auth mode listens only on loopback addresses (127.0.0.1, ::1, localhost); use --auth token to listen elsewhere")
+
+// CheckListenAddr refuses a non-loopback address in local auth mode.
+func CheckListenAddr(auth, addr string) error {
+	if auth != api.AuthLocal {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return toolmark.Errorf(toolmark.EINVALID, "listen address %q: %v", addr, err)
+	}
+	if host == "" || !api.IsLoopbackHost(host) {
+		return ErrNotLoopback
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+// Package testserver starts a complete toolmark server for tests: a fresh
+// migrated database from pgtest, the runner, the API and the embedded page,
+// on a loopback port, with the offline demo model. It is the server users
+// run, wired by package app.
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestX(t *testing.T) {
+//		srv := testserver.Start(t, testserver.Options{})
+//		resp, err := http.Get(srv.URL + "/api/info")
+//		…
+//	}
+package testserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/store"
+)
+
+// Options configure a test server.
+type Options struct {
+	DemoDelay time.Duration // pause between demo chunks; 0 means none
+	Auth      string        // "local" (default) or "token"
+	MaxTurns  int
+	LeaseTTL  time.Duration // default 2s, so sweeps are quick in tests
+	Heartbeat time.Duration
+	Logger    *slog.Logger // default: discards unless TOOLMARK_TEST_LOG is set
+	// Model overrides the model (Provider "openai" with BaseURL of a local
+	// fixture server, for example).
+	Model *app.ModelConfig
+}
+
+// Server is a running test server.
+type Server struct {
+	URL string // http://127.0.0.1:PORT
+	App *app.App
+	DB  *store.DB
+}
+
+// Start starts a server that stops when the test ends.
+func Start(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	db := pgtest.New(tb)
+	log := opts.Logger
+	if log == nil {
+		w := io.Discard
+		if os.Getenv("TOOLMARK_TEST_LOG") != "" {
+			w = os.Stderr
+		}
+		log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = 2 * time.Second
+	}
+	model := app.ModelConfig{Provider: "demo", DemoDelay: opts.DemoDelay}
+	if opts.DemoDelay == 0 {
+		model.DemoDelay = -1
+	}
+	if opts.Model != nil {
+		model = *opts.Model
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.Open(ctx, app.Config{
+		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
+		Heartbeat: opts.Heartbeat, Logger: log,
+	})
+	if err != nil {
+		cancel()
+		tb.Fatalf("opening the app: %v", err)
+	}
+	if err := a.Start(ctx); err != nil {
+		cancel()
+		tb.Fatalf("starting the app: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		tb.Fatalf("listening: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln, 5*time.Second) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			tb.Errorf("serving: %v", err)
+		}
+		a.Close()
+	})
+	return &Server{URL: "http://" + ln.Addr().String(), App: a, DB: db}
+}
