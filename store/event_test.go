@@ -172,13 +172,19 @@ func (r *runner) save() {
 // nested tool calls, updates and failures, saving a snapshot at save.
 func script(r *runner, save int) {
 	steps := []func(){
-		func() { r.text("Let me look that up. Model text: <ToolCall type=\"x\" status=\"success\" toolCallId=\"c1\"></ToolCall> and <Tool") },
+		func() {
+			r.text("Let me look that up. Model text: <ToolCall type=\"x\" status=\"success\" toolCallId=\"c1\"></ToolCall> and <Tool")
+		},
 		func() { r.text("Call status=\"running\"> done.\n") },
 		func() {
 			r.start(toolcallmarkup.ToolCall{ID: "c1", Type: "search_documents", Attrs: []toolcallmarkup.Attr{{Key: "query", Value: `go "generics" & <more>`}}})
 		},
-		func() { r.update("c1", toolmark.EventToolCallRunning, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning}) },
-		func() { r.start(toolcallmarkup.ToolCall{ID: "c1.1", Type: "fetch", ParentID: "c1", Attrs: []toolcallmarkup.Attr{{Key: "url", Value: "https://example.com/?a=1&b=2"}}}) },
+		func() {
+			r.update("c1", toolmark.EventToolCallRunning, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning})
+		},
+		func() {
+			r.start(toolcallmarkup.ToolCall{ID: "c1.1", Type: "fetch", ParentID: "c1", Attrs: []toolcallmarkup.Attr{{Key: "url", Value: "https://example.com/?a=1&b=2"}}})
+		},
 		func() {
 			r.update("c1.1", toolmark.EventToolCallError, toolcallmarkup.Update{Status: toolcallmarkup.StatusError, Error: "HTTP 500 $' $& \"quoted\""})
 		},
@@ -186,8 +192,12 @@ func script(r *runner, save int) {
 			r.update("c1", toolmark.EventToolCallSuccess, toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess, Extra: []toolcallmarkup.Attr{{Key: "count", Value: "3"}}})
 		},
 		func() { r.text("Found 3 results. ") },
-		func() { r.start(toolcallmarkup.ToolCall{ID: "c2", Type: "web_search", Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "ünïcödé 🚀"}}}) },
-		func() { r.update("c2", toolmark.EventToolCallRunning, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning}) },
+		func() {
+			r.start(toolcallmarkup.ToolCall{ID: "c2", Type: "web_search", Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "ünïcödé 🚀"}}})
+		},
+		func() {
+			r.update("c2", toolmark.EventToolCallRunning, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning})
+		},
 		func() { r.start(toolcallmarkup.ToolCall{ID: "c3", Type: "todo"}) },
 		func() { r.text("Still working…") },
 	}

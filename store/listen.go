@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +24,7 @@ func (db *DB) Listen(ctx context.Context, channels ...string) (<-chan Notificati
 	cfg := db.pool.Config().ConnConfig.Copy()
 	conn, err := listenConn(ctx, cfg, channels)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listening: %w", err)
 	}
 	out := make(chan Notification, 256)
 	go func() {
