@@ -59,6 +59,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		allow = append(allow, pfx)
 	}
+	// Listen first: a port in use fails at once, before the database starts.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	defer ln.Close()
 	log := newLogger(stderr, db.logLevel, db.logJSON)
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay),
@@ -71,10 +77,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer a.Close()
 	if err := a.Start(ctx); err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *addr, err)
 	}
 	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider), *auth)
 	return a.Serve(ctx, ln, *grace)
