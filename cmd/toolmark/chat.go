@@ -311,6 +311,7 @@ func newIdempotencyKey() string {
 type printer struct {
 	w         io.Writer
 	atBOL     bool   // the cursor is at the beginning of a line
+	afterLine bool   // the last output was a status line
 	pending   string // text held back: it may be the start of an escape sequence
 	shown     string // the answer's text printed so far (for snapshots)
 	calls     map[string]toolcallmarkup.ToolCall
@@ -320,7 +321,7 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer) *printer {
-	return &printer{w: w, atBOL: true, calls: map[string]toolcallmarkup.ToolCall{}, depth: map[string]int{},
+	return &printer{w: w, atBOL: true, afterLine: true, calls: map[string]toolcallmarkup.ToolCall{}, depth: map[string]int{},
 		texts: markdown.DefaultStatusTexts()}
 }
 
@@ -387,9 +388,15 @@ func (p *printer) flush() {
 }
 
 func (p *printer) write(s string) {
+	if p.afterLine {
+		// The blank lines that separate text from a tool call in markdown
+		// are not needed after a status line.
+		s = strings.TrimLeft(s, "\n")
+	}
 	if s == "" {
 		return
 	}
+	p.afterLine = false
 	io.WriteString(p.w, s)
 	p.shown += s
 	p.atBOL = strings.HasSuffix(s, "\n")
@@ -403,6 +410,7 @@ func (p *printer) line(depth int, format string, args ...any) {
 	}
 	fmt.Fprintf(p.w, "%s"+format+"\n", append([]any{strings.Repeat("  ", depth)}, args...)...)
 	p.atBOL = true
+	p.afterLine = true
 }
 
 func (p *printer) statusText(tc toolcallmarkup.ToolCall) string {

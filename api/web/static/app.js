@@ -228,6 +228,12 @@ async function selectConversation(id, { quiet } = {}) {
     return;
   }
   if (state.currentId !== id) return; // another one was selected meanwhile
+  showConversation(data);
+}
+
+/** showConversation draws a fetched conversation and follows its active turn. */
+function showConversation(data) {
+  stopFollowing();
   els.title.textContent = data.conversation.title || 'Untitled conversation';
   const messages = data.messages || [];
   const active = data.activeTurn;
@@ -245,6 +251,34 @@ async function selectConversation(id, { quiet } = {}) {
     renderMessages(messages);
   }
   setBusy(!!active);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * refreshAfterTurn replaces the live view of a finished turn by the
+ * server's rendering, retrying while the network is away. Until then the
+ * live view stays, with its final statuses.
+ */
+async function refreshAfterTurn(live) {
+  for (let attempt = 0; ; attempt++) {
+    if (state.currentId !== live.conversationId || state.live) return;
+    try {
+      const data = await api('GET', '/api/conversations/' + encodeURIComponent(live.conversationId));
+      if (state.currentId !== live.conversationId || state.live) return;
+      setStreamStatus('');
+      showConversation(data);
+      return;
+    } catch (e) {
+      if (e instanceof APIError) {
+        setStreamStatus('');
+        if (e.status !== 404) showError('Could not load the final answer: ' + e.message);
+        return;
+      }
+      setStreamStatus('Connection lost — the final answer will show when it is back…');
+      await sleep(Math.min(1000 * 2 ** attempt, 10000));
+    }
+  }
 }
 
 // ---------------------------------------------------------------- live turns
@@ -288,9 +322,16 @@ class LiveView {
     if (!this.lastText) {
       this.lastText = document.createElement('div');
       this.lastText.className = 'live-text';
+      this.lastText.raw = '';
       this.root.append(this.lastText);
     }
-    this.lastText.textContent += text;
+    const seg = this.lastText;
+    seg.raw += text;
+    // The blank lines that separate text from tool calls in markdown would
+    // show as gaps in plain text: drop them at the edges of a segment.
+    const shown = seg.raw.replace(/^\n+/, '').replace(/\n+$/, '').replace(/\n{3,}/g, '\n\n');
+    if (seg.textContent !== shown) seg.textContent = shown;
+    seg.hidden = shown.trim() === '';
   }
 
   addWidget(call, container, parentId) {
@@ -518,10 +559,10 @@ async function finishTurn(live) {
   if (live.endData && live.endData.status === 'failed' && live.endData.error) {
     showError('The answer failed: ' + live.endData.error);
   }
+  live.art.classList.remove('message--live');
+  live.art.classList.add('message--ended');
   // Replace the live view by the server's rendering of the stored message.
-  if (state.currentId === live.conversationId) {
-    await selectConversation(live.conversationId, { quiet: true });
-  }
+  await refreshAfterTurn(live);
   loadConversations().catch(() => {});
 }
 

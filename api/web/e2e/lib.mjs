@@ -1,0 +1,97 @@
+// Shared helpers of the browser tests: launch the system Chromium through
+// playwright-core (which downloads no browser), open the page, collect
+// console errors and dialogs, save screenshots.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const baseURL = process.argv[2];
+if (!baseURL) {
+  console.error('usage: node <script>.mjs BASE_URL [SCREENSHOT_DIR]');
+  process.exit(2);
+}
+export const shotDir = process.argv[3] || process.env.TOOLMARK_SCREENSHOTS || fs.mkdtempSync(path.join(os.tmpdir(), 'toolmark-shots-'));
+fs.mkdirSync(shotDir, { recursive: true });
+
+export async function launch() {
+  // playwright-core gives every launch a fresh temporary profile (it
+  // refuses an explicit --user-data-dir with launch()), and removes it.
+  const browser = await chromium.launch({
+    executablePath: process.env.TOOLMARK_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+  const close = async () => {
+    await browser.close().catch(() => {});
+  };
+  return { browser, close };
+}
+
+/** openPage opens the page and records dialogs, page errors and CSP reports. */
+export async function openPage(browser, opts = {}) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, ...opts });
+  const page = await context.newPage();
+  const problems = { dialogs: [], errors: [], console: [] };
+  page.on('dialog', async (d) => {
+    problems.dialogs.push(`${d.type()}: ${d.message()}`);
+    await d.dismiss().catch(() => {});
+  });
+  page.on('pageerror', (e) => problems.errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.console.push(m.text());
+  });
+  await page.goto(baseURL + '/');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+  return { context, page, problems };
+}
+
+export async function shot(page, name) {
+  const file = path.join(shotDir, name + '.png');
+  await page.screenshot({ path: file, fullPage: false });
+  console.log('screenshot', file);
+  return file;
+}
+
+/** ask types a question and sends it with Enter. */
+export async function ask(page, text) {
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+}
+
+/** waitTurnEnd waits until no live message remains and Send is back. */
+export async function waitTurnEnd(page, timeout = 60000) {
+  await page.waitForFunction(() => !document.querySelector('.message--live, .message--ended') && !document.querySelector('#send').hidden, null, { timeout });
+}
+
+/** widgets returns the status of every tool widget on the page, in order. */
+export async function widgets(page) {
+  return page.$$eval('.toolcall', (els) => els.map((e) => ({ id: e.dataset.toolCallId, status: e.dataset.status, type: e.dataset.toolType, text: e.querySelector('.toolcall__text')?.textContent })));
+}
+
+export function assert(cond, msg) {
+  if (!cond) throw new Error('assertion failed: ' + msg);
+}
+
+export async function run(name, fn) {
+  const { browser, close } = await launch();
+  try {
+    await fn(browser);
+    console.log(`ok ${name}`);
+  } catch (e) {
+    console.error(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    process.exitCode = 1;
+  } finally {
+    await close();
+  }
+}
+
+export function noProblems(problems) {
+  assert(problems.dialogs.length === 0, 'dialogs opened: ' + problems.dialogs.join('; '));
+  assert(problems.errors.length === 0, 'page errors: ' + problems.errors.join('; '));
+  const csp = problems.console.filter((m) => /Content Security Policy/i.test(m));
+  assert(csp.length === 0, 'CSP violations: ' + csp.join('; '));
+}
