@@ -40,6 +40,9 @@ func (db *DB) CreateConversation(ctx context.Context, ownerID, title string) (to
 // ListConversations returns the owner's conversations, most recently
 // updated first (a new turn updates a conversation).
 func (db *DB) ListConversations(ctx context.Context, ownerID string) ([]toolmark.Conversation, error) {
+	if !validID(ownerID) {
+		return []toolmark.Conversation{}, nil
+	}
 	rows, err := db.pool.Query(ctx, `
 		select `+conversationColumns+` from conversations
 		where owner_id = $1

@@ -166,7 +166,10 @@ type wrapped struct {
 	cause error
 }
 
-func (w *wrapped) Error() string   { return w.cause.Error() }
+// Error returns the internal cause's message, for logs.
+func (w *wrapped) Error() string { return w.cause.Error() }
+
+// Unwrap exposes both the client error and the cause to errors.Is and As.
 func (w *wrapped) Unwrap() []error { return []error{w.e, w.cause} }
 
 // notFound returns the ENOTFOUND error for a kind of object.

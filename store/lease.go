@@ -140,7 +140,9 @@ func (db *DB) CancelRequested(ctx context.Context, turnID string) (bool, error) 
 // stored snapshot and the events after it, every tag that is not final is
 // set to error "interrupted", the tool-call rows follow, a tool_call_error
 // event per changed tag and a turn_failed event are appended, and turn and
-// message are marked interrupted.
+// message are marked interrupted. A turn that never had a lease is not
+// swept, so a replica keeps a lease on the turns it has queued. now is
+// compared with expiries set by the database's clock.
 func (db *DB) SweepExpired(ctx context.Context, now time.Time) ([]string, error) {
 	swept := []string{}
 	for {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 const toolCallColumns = `turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at`
@@ -31,11 +32,8 @@ func collectToolCalls(rows pgx.Rows) ([]toolmark.ToolCallRecord, error) {
 	return rs, err
 }
 
-// finalToolStatus reports whether a tool-call status is final.
-func finalToolStatus(s string) bool { return s == "success" || s == "error" || s == "cancelled" }
-
 // UpsertToolCall creates or updates the record of a tool call, keyed by
-// (TurnID, ID). A record that already has a final status (success, error,
+// (TurnID, ID); Status must be a toolcallmarkup.Status (empty means pending). A record that already has a final status (success, error,
 // cancelled) is left as it is, so the first final outcome wins. Arguments,
 // when set, must be valid JSON; empty Arguments keep the stored ones. A zero
 // StartedAt means now. An unknown turn is ENOTFOUND.
@@ -50,6 +48,12 @@ func (db *DB) UpsertToolCall(ctx context.Context, rec toolmark.ToolCallRecord) e
 		if err := checkText(f.name, f.v, 1<<20, false); err != nil {
 			return err
 		}
+	}
+	if rec.Status == "" {
+		rec.Status = string(toolcallmarkup.StatusPending)
+	}
+	if !toolcallmarkup.Status(rec.Status).Valid() {
+		return toolmark.Errorf(toolmark.EINVALID, "invalid tool call status %q", rec.Status)
 	}
 	var args any
 	if len(rec.Arguments) > 0 {

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,6 +87,7 @@ func TestBadIDsAndContent(t *testing.T) {
 	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.UserMessageID, []store.EventInput{{Type: toolmark.EventTurnStarted}})
 	wantCode(t, "AppendEvents(wrong message)", err, toolmark.ENOTFOUND)
 	wantCode(t, "UpsertToolCall(bad JSON)", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "x", Status: "pending", Arguments: []byte("{")}), toolmark.EINVALID)
+	wantCode(t, "UpsertToolCall(bad status)", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "x", Status: "done"}), toolmark.EINVALID)
 	_, err = db.CreateConversation(ctx, f.user.ID, "bad\x00title")
 	wantCode(t, "CreateConversation(NUL)", err, toolmark.EINVALID)
 	_, err = db.CreateConversation(ctx, missing, "t")
@@ -276,5 +279,56 @@ func TestToolCallsAndTodos(t *testing.T) {
 	todos, err := db.Todos(ctx, f.turn.ID)
 	if err != nil || len(todos) != 2 || todos[1] != want[1] {
 		t.Fatalf("Todos = %v, %v; want %v", todos, err, want)
+	}
+}
+
+// TestCreateTurnConcurrent creates turns in one conversation from 8
+// goroutines: with one idempotency key they all get the same turn; with
+// different keys exactly one is created and the others conflict.
+func TestCreateTurnConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	u := mustUser(t, db, "gina")
+	for _, sameKey := range []bool{true, false} {
+		conv := mustConversation(t, db, u.ID)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ids := map[string]int{}
+		created, conflicts := 0, 0
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := "same"
+				if !sameKey {
+					key = fmt.Sprint("key", i)
+				}
+				tu, c, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "hi", IdempotencyKey: key})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ids[tu.ID]++
+					if c {
+						created++
+					}
+				case toolmark.ErrorCode(err) == toolmark.ECONFLICT:
+					conflicts++
+				default:
+					t.Errorf("CreateTurn: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if created != 1 || len(ids) != 1 {
+			t.Errorf("same key %v: %d created, %d distinct turns; want 1 and 1", sameKey, created, len(ids))
+		}
+		if want := map[bool]int{true: 0, false: 7}[sameKey]; conflicts != want {
+			t.Errorf("same key %v: got %d conflicts, want %d", sameKey, conflicts, want)
+		}
+		if n := count(t, db, "select count(*) from messages where conversation_id = $1", conv.ID); n != 2 {
+			t.Errorf("same key %v: got %d messages, want 2", sameKey, n)
+		}
 	}
 }
