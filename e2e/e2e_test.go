@@ -173,4 +173,3 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 }
-

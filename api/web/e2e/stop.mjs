@@ -1,0 +1,52 @@
+// (c) The Stop button cancels the turn: the widgets that had not finished
+// show cancelled (⊘) live and after the reload, no spinner is left, and the
+// server says the turn is cancelled.
+import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL } from './lib.mjs';
+
+await run('stop', async (browser) => {
+  const { page, problems } = await openPage(browser);
+  await page.evaluate(() => {
+    window.__live = { turnId: null, statuses: {} };
+    new MutationObserver(() => {
+      const live = document.querySelector('.message--live, .message--ended');
+      if (!live) return;
+      window.__live.turnId = live.dataset.turnId;
+      for (const el of live.querySelectorAll('.toolcall')) window.__live.statuses[el.dataset.toolCallId] = el.dataset.status;
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+  await ask(page, 'Compare resuming a stream with cancelling a turn, and explain snapshots.');
+  // Stop while the first tool call is still open (its arguments stream
+  // slowly in this test).
+  await page.waitForSelector('.message--live .toolcall--pending, .message--live .toolcall--running', { timeout: 30000 });
+  await shot(page, 'c-before-stop');
+  assert(await page.isVisible('#stop'), 'the Stop button shows while the turn runs');
+  await page.click('#stop');
+  await page.waitForSelector('.message--live .toolcall--cancelled, .message--ended .toolcall--cancelled', { timeout: 30000 }).catch(() => {});
+  await shot(page, 'c-stopping');
+  await waitTurnEnd(page, 60000);
+  await shot(page, 'c-stopped');
+
+  const { turnId, statuses } = await page.evaluate(() => window.__live);
+  assert(turnId, 'a live turn was seen');
+  const live = Object.values(statuses);
+  assert(live.includes('cancelled'), 'a widget showed cancelled live: ' + JSON.stringify(statuses));
+  assert(live.every((s) => ['success', 'error', 'cancelled'].includes(s)), 'every live widget ended: ' + JSON.stringify(statuses));
+
+  const turn = await (await page.request.get(baseURL + '/api/turns/' + turnId)).json();
+  assert(turn.turn.status === 'cancelled', 'the turn is cancelled: ' + turn.turn.status);
+
+  const final = await widgets(page);
+  assert(final.some((w) => w.status === 'cancelled'), 'the server html shows cancelled: ' + JSON.stringify(final));
+  assert((await page.$$('.toolcall__icon--spinner')).length === 0, 'no spinner left');
+  assert(await page.isVisible('#send'), 'Send is back');
+  assert(!(await page.isVisible('#stop')), 'Stop is gone');
+
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('.message--assistant');
+  const reloaded = await widgets(page);
+  assert(JSON.stringify(reloaded) === JSON.stringify(final), 'same widgets after reload');
+  assert((await page.textContent('.message--assistant .message__note')).includes('Stopped'), 'the message says it was stopped');
+  await shot(page, 'c-reloaded');
+  noProblems(problems);
+});
