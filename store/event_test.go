@@ -418,3 +418,51 @@ func TestPruneEvents(t *testing.T) {
 		t.Errorf("second PruneEvents deleted %d, want 0", n)
 	}
 }
+
+func TestPersistBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	content := "partial"
+	todos := []toolmark.Todo{{Text: "look", Status: toolmark.TodoInProgress}}
+	last, err := db.PersistBatch(ctx, store.Batch{
+		TurnID: f.turn.ID, MessageID: f.turn.AssistantMessageID,
+		Events:    []store.EventInput{{Type: toolmark.EventTurnStarted}, {Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "partial"}}},
+		Content:   &content,
+		ToolCalls: []toolmark.ToolCallRecord{{TurnID: f.turn.ID, ID: "c1", Name: "search_documents"}},
+		Todos:     &todos,
+	})
+	if err != nil || last != 2 {
+		t.Fatalf("PersistBatch = %d, %v; want 2", last, err)
+	}
+	if c, seq, _ := db.Snapshot(ctx, f.turn.ID); c != "partial" || seq != 2 {
+		t.Errorf("got snapshot %q at %d, want \"partial\" at 2", c, seq)
+	}
+	if recs, _ := db.ToolCalls(ctx, f.turn.ID); len(recs) != 1 || recs[0].Status != "pending" {
+		t.Errorf("got tool calls %+v, want c1 pending", recs)
+	}
+	final := "partial, done"
+	last, err = db.PersistBatch(ctx, store.Batch{
+		TurnID: f.turn.ID, MessageID: f.turn.AssistantMessageID,
+		Events:  []store.EventInput{{Type: toolmark.EventTurnCompleted, Data: toolmark.TurnEndData{Status: toolmark.TurnCompleted}}},
+		Content: &final,
+		Finish:  &store.Finish{Status: toolmark.TurnCompleted},
+	})
+	if err != nil || last != 3 {
+		t.Fatalf("PersistBatch(finish) = %d, %v; want 3", last, err)
+	}
+	tu, _ := db.TurnByID(ctx, f.turn.ID)
+	if tu.Status != toolmark.TurnCompleted || tu.LastSeq != 3 {
+		t.Errorf("got turn %+v, want completed at seq 3", tu)
+	}
+	// A batch refused half-way writes none of its events.
+	_, err = db.PersistBatch(ctx, store.Batch{
+		TurnID: f.turn.ID, MessageID: f.turn.AssistantMessageID,
+		Events: []store.EventInput{{Type: toolmark.EventTextDelta}}, Content: &final,
+	})
+	wantCode(t, "PersistBatch after finish", err, toolmark.ECONFLICT)
+	if n := count(t, db, "select count(*) from events"); n != 3 {
+		t.Errorf("got %d events, want 3", n)
+	}
+}
