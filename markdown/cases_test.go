@@ -45,3 +45,25 @@ func TestCases(t *testing.T) {
 	}
 	t.Logf("%d cases in %d files", total, len(files)-1)
 }
+
+// TestPolicyIdempotent checks that the output of every case is already what
+// DefaultPolicy allows: sanitising it again changes nothing, widgets
+// included (Render splices them in after the policy pass).
+func TestPolicyIdempotent(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, policy := New(), DefaultPolicy()
+	for _, file := range files {
+		if filepath.Base(file) == "xss.txt" {
+			continue
+		}
+		for _, c := range mustReadCases(t, file) {
+			out := mustRender(t, r, c.Markdown)
+			if again := policy.Sanitize(out); again != out {
+				t.Errorf("%s/%d: sanitising the output again changed it\nout:   %s\nagain: %s", file, c.No, out, again)
+			}
+		}
+	}
+}

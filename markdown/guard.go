@@ -27,7 +27,7 @@ func (guardOption) SetParserOption(c *parser.Config) {
 		switch bp := v.Value.(type) {
 		case *toolCallBlockParser, *blockGuard:
 		case parser.BlockParser:
-			c.BlockParsers[i].Value = &blockGuard{inner: bp}
+			c.BlockParsers[i].Value = &blockGuard{inner: bp, para: parser.NewParagraphParser()}
 		}
 	}
 	for i, v := range c.InlineParsers {
@@ -41,14 +41,17 @@ func (guardOption) SetParserOption(c *parser.Config) {
 		switch pt := v.Value.(type) {
 		case *transformerGuard:
 		case parser.ParagraphTransformer:
-			c.ParagraphTransformers[i].Value = &transformerGuard{inner: pt, linkRef: pt == parser.LinkReferenceParagraphTransformer}
+			c.ParagraphTransformers[i].Value = &transformerGuard{inner: pt}
 		}
 	}
 }
 
 // blockGuard wraps a block parser so that its raw blocks respect genuine tags.
+// When it refuses to open a raw block on a line holding a tag, the line
+// becomes a paragraph (or continues the open one), so no text is lost.
 type blockGuard struct {
 	inner parser.BlockParser
+	para  parser.BlockParser
 }
 
 func (g *blockGuard) Trigger() []byte { return g.inner.Trigger() }
@@ -63,12 +66,18 @@ func (g *blockGuard) Open(parent ast.Node, reader text.Reader, pc parser.Context
 	node, state := g.inner.Open(parent, reader, pc)
 	if node != nil && node.IsRaw() && st.hasTagIn(seg) {
 		reader.SetPosition(l, pos)
-		return nil, parser.NoChildren
+		if ast.IsParagraph(pc.LastOpenedBlock().Node) {
+			return nil, parser.NoChildren // a lazy continuation line
+		}
+		return g.para.Open(parent, reader, pc)
 	}
 	return node, state
 }
 
 func (g *blockGuard) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	if ast.IsParagraph(node) {
+		return g.para.Continue(node, reader, pc)
+	}
 	if node.IsRaw() {
 		st := stateOf(pc, reader.Source())
 		if _, seg := reader.PeekLine(); st.hasTagIn(seg) {
@@ -79,6 +88,10 @@ func (g *blockGuard) Continue(node ast.Node, reader text.Reader, pc parser.Conte
 }
 
 func (g *blockGuard) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	if ast.IsParagraph(node) {
+		g.para.Close(node, reader, pc)
+		return
+	}
 	g.inner.Close(node, reader, pc)
 }
 
@@ -184,31 +197,18 @@ func (g *inlineGuard) SetOption(name parser.OptionName, value any) {
 	}
 }
 
-// transformerGuard skips a paragraph transformer that would cut through a
-// genuine element: link reference definitions are not read from a paragraph
-// holding a tag, and a table is not made from one whose tag holds a '|'.
+// transformerGuard skips a paragraph transformer for a paragraph that holds a
+// genuine tag: a link reference definition could take the tag into its title,
+// and a table could cut it at a '|' in a value or drop the cell it is in.
 type transformerGuard struct {
-	inner   parser.ParagraphTransformer
-	linkRef bool
+	inner parser.ParagraphTransformer
 }
 
 func (g *transformerGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	source := reader.Source()
-	st := stateOf(pc, source)
-	if len(st.spans) != 0 {
-		lines := node.Lines()
-		for i := 0; i < lines.Len(); i++ {
-			seg := lines.At(i)
-			for j := st.next(seg.Start); j < len(st.spans) && st.spans[j].Start < seg.Stop; j++ {
-				if g.linkRef {
-					return
-				}
-				sp := st.spans[j]
-				if bytes.IndexByte(source[sp.Start:min(sp.End, len(source))], '|') >= 0 {
-					return
-				}
-			}
-		}
+	st := stateOf(pc, reader.Source())
+	if lines := node.Lines(); len(st.spans) != 0 && lines.Len() != 0 &&
+		st.firstIn(lines.At(0).Start, lines.At(lines.Len()-1).Stop) >= 0 {
+		return
 	}
 	g.inner.Transform(node, reader, pc)
 }

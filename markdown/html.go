@@ -3,6 +3,7 @@ package markdown
 import (
 	"bytes"
 	stdhtml "html"
+	"io"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -62,7 +63,7 @@ func (r *HTMLRenderer) statusText(tc toolcallmarkup.ToolCall) string {
 	return GenericStatusText(tc)
 }
 
-func writeAttr(w util.BufWriter, name, value string) {
+func writeAttr(w stringWriter, name, value string) {
 	_ = w.WriteByte(' ')
 	_, _ = w.WriteString(name)
 	_, _ = w.WriteString(`="`)
@@ -72,46 +73,52 @@ func writeAttr(w util.BufWriter, name, value string) {
 
 func (r *HTMLRenderer) renderToolCall(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*Node)
-	if n.closeOnly {
+	if !entering || n.closeOnly {
 		return ast.WalkSkipChildren, nil
 	}
-	elem, kids, kid := "div", "ul", "li"
-	if n.Inline {
-		elem, kids, kid = "span", "span", "span"
+	r.writeWidget(w, n)
+	if !n.Inline {
+		_ = w.WriteByte('\n')
 	}
-	_, nested := n.Parent().(*Node)
-	if !entering {
-		if n.HasChildren() {
-			_, _ = w.WriteString("</" + kids + ">")
-		}
-		_, _ = w.WriteString("</" + elem + ">")
-		if nested {
-			_, _ = w.WriteString("</" + kid + ">")
-		} else if !n.Inline {
-			_ = w.WriteByte('\n')
-		}
-		return ast.WalkContinue, nil
+	return ast.WalkSkipChildren, nil
+}
+
+// stringWriter is what writeWidget writes to: a util.BufWriter or a
+// strings.Builder.
+type stringWriter interface {
+	io.StringWriter
+	io.ByteWriter
+}
+
+// writeWidget writes the widget of n and, nested in it, of its children.
+// Every value from the tag is escaped.
+func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
+	elem, kids, kid := "<div", "</div>", "li"
+	if n.Inline {
+		elem, kids, kid = "<span", "</span>", "span"
 	}
 	tc := n.Call
 	status := normStatus(tc.Status)
-	if nested {
-		_, _ = w.WriteString("<" + kid + ` class="toolcall__child">`)
-	}
-	class := "toolcall toolcall--" + string(status)
+	_, _ = w.WriteString(elem)
+	_, _ = w.WriteString(` class="toolcall toolcall--`)
+	_, _ = w.WriteString(string(status))
 	if n.Inline {
-		class += " toolcall--inline"
+		_, _ = w.WriteString(" toolcall--inline")
 	}
-	_, _ = w.WriteString("<" + elem)
-	writeAttr(w, "class", class)
+	_ = w.WriteByte('"')
 	writeAttr(w, "data-tool-call-id", tc.ID)
 	if tc.ParentID != "" {
 		writeAttr(w, "data-parent-tool-call-id", tc.ParentID)
 	}
-	writeAttr(w, "data-status", string(status))
+	_, _ = w.WriteString(` data-status="`)
+	_, _ = w.WriteString(string(status))
+	_ = w.WriteByte('"')
 	writeAttr(w, "data-tool-type", tc.Type)
-	writeAttr(w, "role", "status")
-	writeAttr(w, "aria-label", statusLabels[status]+": "+Truncate(tc.Type, DisplayLimit))
-	_ = w.WriteByte('>')
+	_, _ = w.WriteString(` role="status" aria-label="`)
+	_, _ = w.WriteString(statusLabels[status])
+	_, _ = w.WriteString(": ")
+	_, _ = w.WriteString(stdhtml.EscapeString(Truncate(tc.Type, DisplayLimit)))
+	_, _ = w.WriteString(`">`)
 	_, _ = w.WriteString(statusIcons[status])
 	_, _ = w.WriteString(`<span class="toolcall__text">`)
 	_, _ = w.WriteString(stdhtml.EscapeString(r.statusText(tc)))
@@ -122,9 +129,27 @@ func (r *HTMLRenderer) renderToolCall(w util.BufWriter, source []byte, node ast.
 		_, _ = w.WriteString(`</span>`)
 	}
 	if n.HasChildren() {
-		_, _ = w.WriteString("<" + kids + ` class="toolcall__children">`)
+		if n.Inline {
+			_, _ = w.WriteString(`<span class="toolcall__children">`)
+		} else {
+			_, _ = w.WriteString(`<ul class="toolcall__children">`)
+		}
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			child, ok := c.(*Node)
+			if !ok || child.closeOnly {
+				continue
+			}
+			_, _ = w.WriteString("<" + kid + ` class="toolcall__child">`)
+			r.writeWidget(w, child)
+			_, _ = w.WriteString("</" + kid + ">")
+		}
+		if n.Inline {
+			_, _ = w.WriteString("</span>")
+		} else {
+			_, _ = w.WriteString("</ul>")
+		}
 	}
-	return ast.WalkContinue, nil
+	_, _ = w.WriteString(kids)
 }
 
 // writeCode writes code text escaped, with the neutralisation of ToolCall

@@ -32,6 +32,18 @@ func (r *safeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindLink, r.renderLink)
 	reg.Register(ast.KindImage, r.renderImage)
 	reg.Register(ast.KindAutoLink, r.renderAutoLink)
+	reg.Register(kindWidgetRef, r.renderWidgetRef)
+}
+
+func (r *safeRenderer) renderWidgetRef(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		n := node.(*widgetRef)
+		_, _ = w.WriteString(n.marker)
+		if !n.inline {
+			_ = w.WriteByte('\n')
+		}
+	}
+	return ast.WalkSkipChildren, nil
 }
 
 // writeRaw writes model-written HTML as text, the way the model wrote it.
@@ -182,11 +194,11 @@ func (r *safeRenderer) renderAutoLink(w util.BufWriter, source []byte, node ast.
 }
 
 var (
-	widgetClass   = regexp.MustCompile(`^toolcall(__[a-z]+(--[a-z]+)?|--[a-z]+)?( toolcall(__[a-z]+(--[a-z]+)?|--[a-z]+)?)*$`)
-	languageClass = regexp.MustCompile(`^language-[\w.+#-]{1,64}$`)
+	widgetClass   = regexp.MustCompile(`^toolcall[a-z_ -]*$`)
+	languageClass = regexp.MustCompile(`^language-[\w.+#-]+$`)
 	relValue      = regexp.MustCompile(`^nofollow noopener$`)
 	alignValue    = regexp.MustCompile(`^(left|right|center)$`)
-	plainValue    = regexp.MustCompile(`^[^\x00-\x1f\x7f]{0,1000}$`)
+	plainValue    = regexp.MustCompile(`^[^\x00-\x1f\x7f]*$`)
 )
 
 // DefaultPolicy returns the HTML policy of the final sanitising pass: the

@@ -18,6 +18,7 @@ var scanKey = parser.NewContextKey()
 type scanState struct {
 	spans  []toolcallmarkup.Span
 	closes map[int]struct{} // CloseStart offsets, built on first use
+	cursor int              // last answer of next: inline parsing mostly moves forward
 }
 
 // stateOf returns the scan of source, computing it on first use in pc.
@@ -33,7 +34,19 @@ func stateOf(pc parser.Context, source []byte) *scanState {
 // next returns the index of the first span starting at or after off, or
 // len(spans).
 func (st *scanState) next(off int) int {
-	return sort.Search(len(st.spans), func(i int) bool { return st.spans[i].Start >= off })
+	c := st.cursor
+	if c > len(st.spans) || (c > 0 && st.spans[c-1].Start >= off) {
+		c = sort.Search(len(st.spans), func(i int) bool { return st.spans[i].Start >= off })
+	} else {
+		for n := 0; c < len(st.spans) && st.spans[c].Start < off; c, n = c+1, n+1 {
+			if n == 8 { // far ahead: search the rest
+				c += sort.Search(len(st.spans)-c, func(i int) bool { return st.spans[c+i].Start >= off })
+				break
+			}
+		}
+	}
+	st.cursor = c
+	return c
 }
 
 // at returns the index of the span starting exactly at off, or -1.

@@ -51,7 +51,7 @@ func truncateBytes(s string, n int) string {
 		return s
 	}
 	const ell = "…"
-	cut := n - len(ell)
+	cut := max(n-len(ell), 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

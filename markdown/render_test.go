@@ -1,0 +1,180 @@
+package markdown
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+func TestWithStatusText(t *testing.T) {
+	tc := toolcallmarkup.ToolCall{ID: "1", Type: "search_documents", Status: toolcallmarkup.StatusRunning,
+		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "<q>"}}}
+	tests := []struct {
+		name string
+		opts []Option
+		call toolcallmarkup.ToolCall
+		want string
+	}{
+		{"default", nil, tc, `Searching knowledge base for &#34;&lt;q&gt;&#34;…`},
+		{"per type", []Option{WithStatusText("search_documents", func(tc toolcallmarkup.ToolCall) string {
+			return "Looking up " + Attr(tc, "query")
+		})}, tc, "Looking up &lt;q&gt;"},
+		{"per type removed", []Option{WithStatusText("search_documents", nil)}, tc, "Running search_documents…"},
+		{"default text", []Option{WithDefaultStatusText(func(tc toolcallmarkup.ToolCall) string { return "busy " + tc.Type })},
+			toolcallmarkup.ToolCall{ID: "2", Type: "other", Status: toolcallmarkup.StatusRunning}, "busy other"},
+		{"default text reset", []Option{WithDefaultStatusText(nil)},
+			toolcallmarkup.ToolCall{ID: "2", Type: "other", Status: toolcallmarkup.StatusSuccess}, "other finished"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := mustRender(t, New(tt.opts...), toolcallmarkup.Markup(tt.call))
+			if !strings.Contains(out, `<span class="toolcall__text">`+tt.want+`</span>`) {
+				t.Errorf("got %s, want status text %s", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestWithPolicy(t *testing.T) {
+	strict := bluemonday.StrictPolicy()
+	out := mustRender(t, New(WithPolicy(strict)), "*a* "+toolcallmarkup.Markup(toolcallmarkup.ToolCall{
+		ID: "1", Type: "x", Status: toolcallmarkup.StatusSuccess}))
+	if got, want := out, "a ✓x finished"; strings.TrimSpace(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestToolCallExtension(t *testing.T) {
+	// The extension on its own, in a goldmark setup of the caller's.
+	md := goldmark.New(goldmark.WithExtensions(NewToolCall(WithDefaultStatusText(func(toolcallmarkup.ToolCall) string { return "custom" }))))
+	got := mustConvert(t, md, "```\n"+toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusPending})+"\n")
+	want := "<pre><code></code></pre>\n" +
+		`<div class="toolcall toolcall--pending" data-tool-call-id="1" data-status="pending" data-tool-type="x" role="status" aria-label="Pending: x">` +
+		`<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span><span class="toolcall__text">custom</span></div>` + "\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestAllowedURL(t *testing.T) {
+	tests := []struct {
+		url  string
+		want bool
+	}{
+		{"https://example.com", true},
+		{"HTTP://example.com", true},
+		{"mailto:a@example.com", true},
+		{"/relative/path", true},
+		{"relative", true},
+		{"#frag", true},
+		{"?q=1", true},
+		{"//example.com/x", true},
+		{"./a:b", true},
+		{"javascript:alert(1)", false},
+		{"JavaScript:alert(1)", false},
+		{" \t\x01javascript:alert(1)", false},
+		{"vbscript:x", false},
+		{"data:text/html,x", false},
+		{"file:///etc/passwd", false},
+		{"java%0ascript:alert(1)", false},
+		{"ftp://example.com", false},
+		{"a:b", false},
+	}
+	for _, tt := range tests {
+		if got := AllowedURL([]byte(tt.url)); got != tt.want {
+			t.Errorf("AllowedURL(%q) = %v, want %v", tt.url, got, tt.want)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 60, "short"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"ééééééé", 4, "ééé…"},
+		{strings.Repeat("x", 100), 60, strings.Repeat("x", 59) + "…"},
+	}
+	for _, tt := range tests {
+		if got := Truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	for n := 1; n < 12; n++ {
+		got := truncateBytes("aéb€c😀d", n)
+		if len(got) > n && got != "…" {
+			t.Errorf("truncateBytes(_, %d) = %q: %d bytes", n, got, len(got))
+		}
+		if !strings.HasSuffix(got, "…") && got != "aéb€c😀d" {
+			t.Errorf("truncateBytes(_, %d) = %q: cut without an ellipsis", n, got)
+		}
+	}
+}
+
+// TestRenderConcurrent renders from many goroutines with one Renderer (run
+// with -race).
+func TestRenderConcurrent(t *testing.T) {
+	r := New()
+	content := "Hi\n\n" + toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusRunning}) + "\n\n`code`"
+	want := mustRender(t, r, content)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if got, err := r.Render(content); err != nil || got != want {
+					t.Errorf("got %q, %v; want %q", got, err, want)
+					return
+				}
+				if got, err := Render(content); err != nil || got != want {
+					t.Errorf("Render: got %q, %v; want %q", got, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestSplice(t *testing.T) {
+	widgets := []string{"<b>0</b>", "<i>1</i>"}
+	tests := []struct {
+		name, out, want string
+		ok              bool
+	}{
+		{"in order", "a pn0z b pn1z c", "a <b>0</b> b <i>1</i> c", true},
+		{"any order", "pn1zpn0z", "<i>1</i><b>0</b>", true},
+		{"missing", "a pn0z", "", false},
+		{"twice", "pn0zpn0zpn1z", "", false},
+		{"out of range", "pn0zpn1zpn2z", "", false},
+		{"unterminated", "pn0zpn1", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := splice(tt.out, "pn", widgets)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("got %q, %v; want %q, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestMarkerText checks that model text looking like a widget marker stays
+// text: markers carry a random part chosen for each Render call.
+func TestMarkerText(t *testing.T) {
+	tag := toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusRunning})
+	out := mustRender(t, New(), "tcw0n0z tcwn0z\n\n"+tag+"\n\ntcw1n1z")
+	if widgets(out) != 1 || !strings.Contains(out, "<p>tcw0n0z tcwn0z</p>") || !strings.Contains(out, "<p>tcw1n1z</p>") {
+		t.Errorf("got %s", out)
+	}
+}
