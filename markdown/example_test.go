@@ -53,7 +53,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	start := strings.Index(out, `<span class="toolcall__text">`)
-	fmt.Println(out[start:strings.Index(out[start:], "</span>")+start+len("</span>")])
+	fmt.Println(out[start : strings.Index(out[start:], "</span>")+start+len("</span>")])
 	// Output:
 	// <span class="toolcall__text">Checking the weather in Oslo…</span>
 }
