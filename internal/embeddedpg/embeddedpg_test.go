@@ -1,9 +1,15 @@
 package embeddedpg_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,5 +132,58 @@ func TestPrivateParent(t *testing.T) {
 	}
 	if fi.Mode().Perm()&0o007 != 0 {
 		t.Errorf("parent mode became %v, want no permissions for others", fi.Mode().Perm())
+	}
+}
+
+// TestKilledParent kills (SIGKILL) a process that started a server: the
+// server must shut down by itself, and the next Start on the same data
+// directory must work.
+func TestKilledParent(t *testing.T) {
+	if dir := os.Getenv("EMBEDDEDPG_HELPER_DIR"); dir != "" {
+		s, err := embeddedpg.Start(context.Background(), embeddedpg.Config{DataDir: dir, NoSync: true})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready", s.Port())
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	if _, err := embeddedpg.FindBinDir(); err != nil && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	dir := dataDir(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledParent$")
+	cmd.Env = append(os.Environ(), "EMBEDDEDPG_HELPER_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready") {
+		t.Fatalf("helper: %q, %v", line, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres (pid %d) still runs after its parent was killed", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := mustStart(t, embeddedpg.Config{DataDir: dir, NoSync: true})
+	defer s.Stop(context.Background())
+	if got := query(t, s.URL(), "select 'up'"); got != "up" {
+		t.Fatalf("got %q after restart, want up", got)
 	}
 }
