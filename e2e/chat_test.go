@@ -1,0 +1,282 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildOut  []byte
+)
+
+// toolmarkBin builds cmd/toolmark once per test binary.
+func toolmarkBin(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolmark-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "toolmark")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/toolmark")
+		cmd.Dir = repoRoot(tb)
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		tb.Fatalf("building toolmark: %v\n%s", buildErr, buildOut)
+	}
+	return binPath
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// chatCmd prepares "toolmark chat --server url args…".
+func chatCmd(ctx context.Context, tb testing.TB, url string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	tb.Helper()
+	cmd := exec.CommandContext(ctx, toolmarkBin(tb), append([]string{"chat", "--server", url}, args...)...)
+	cmd.Env = append(os.Environ(), "TOOLMARK_SERVER=", "TOOLMARK_TOKEN=")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+// lastAnswer returns the stored content of the newest conversation's last
+// assistant message, and its turn id.
+func lastAnswer(tb testing.TB, url string) (content, turnID string) {
+	tb.Helper()
+	ctx := context.Background()
+	c := client.New(url)
+	convs, err := c.ListConversations(ctx)
+	if err != nil || len(convs) == 0 {
+		tb.Fatalf("listing conversations: %v (%d)", err, len(convs))
+	}
+	conv, err := c.GetConversation(ctx, convs[0].ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := len(conv.Messages) - 1; i >= 0; i-- {
+		if m := conv.Messages[i]; m.Role == toolmark.RoleAssistant {
+			return m.Content, m.TurnID
+		}
+	}
+	tb.Fatal("no assistant message")
+	return "", ""
+}
+
+// checkAnswerShown checks that every line of the stored answer's text shows
+// in out exactly as many times as in the answer, and that each tool call
+// has one final status line.
+func checkAnswerShown(t *testing.T, out, content string) {
+	t.Helper()
+	var text strings.Builder
+	last := 0
+	for _, sp := range toolcallmarkup.Scan(content) {
+		if sp.Parent < 0 {
+			text.WriteString(content[last:sp.Start])
+			last = sp.End
+		}
+	}
+	text.WriteString(content[last:])
+	plain := toolcallmarkup.RestoreText(text.String())
+	for _, line := range strings.Split(plain, "\n") {
+		if len(strings.TrimSpace(line)) < 12 {
+			continue
+		}
+		if got, want := strings.Count(out, line), strings.Count(plain, line); got != want {
+			t.Errorf("line %q shows %d times, want %d\noutput:\n%s", line, got, want, out)
+		}
+	}
+	calls := toolcallmarkup.Parse(content)
+	final := strings.Count(out, "✓ ") + strings.Count(out, "✗ ") + strings.Count(out, "⊘ ")
+	if final < len(calls) {
+		t.Errorf("%d final status lines for %d tool calls\noutput:\n%s", final, len(calls), out)
+	}
+}
+
+func TestChatOneShot(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 2 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := chatCmd(ctx, t, srv.URL, "-m", "How does a client resume the event stream?")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("toolmark chat: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
+	}
+	out := stdout.String()
+	t.Logf("output:\n%s", out)
+	for _, want := range []string{"⠋ Searching knowledge base for", "✓ Found", "offline demo model"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	content, _ := lastAnswer(t, srv.URL)
+	checkAnswerShown(t, out, content)
+}
+
+func TestChatInteractive(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := chatCmd(ctx, t, srv.URL)
+	cmd.Stdin = strings.NewReader("What is a ToolCall tag?\n\nAnd what is a snapshot?\n/quit\n")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("toolmark chat: %v\nstderr:\n%s", err, stderr)
+	}
+	out := stdout.String()
+	if strings.Count(out, "› ") != 4 { // a prompt per line read, the empty one included
+		t.Errorf("got %d prompts, want 4\n%s", strings.Count(out, "› "), out)
+	}
+	if !strings.Contains(stderr.String(), "offline demo model") {
+		t.Errorf("the banner does not name the demo model: %s", stderr)
+	}
+	convs, err := client.New(srv.URL).ListConversations(ctx)
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("want both messages in one conversation: %v, %d conversations", err, len(convs))
+	}
+	conv, _ := client.New(srv.URL).GetConversation(ctx, convs[0].ID)
+	if len(conv.Messages) != 4 {
+		t.Errorf("got %d messages, want 4", len(conv.Messages))
+	}
+}
+
+// TestChatResume cuts the terminal client's event stream several times
+// mid-turn: the answer still shows once, complete.
+func TestChatResume(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 60 * time.Millisecond})
+	proxy := httptest.NewServer(newCutProxy(srv.URL))
+	defer proxy.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := chatCmd(ctx, t, proxy.URL, "-m", "Explain snapshots and how resuming works.")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	cuts := 0
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("toolmark chat: %v\nstderr:\n%s", err, stderr)
+			}
+			break wait
+		case <-tick.C:
+			resp, err := http.Post(proxy.URL+"/__test/cut", "application/json", nil)
+			if err == nil {
+				var b bytes.Buffer
+				b.ReadFrom(resp.Body)
+				resp.Body.Close()
+				if !strings.Contains(b.String(), `"cut":0`) {
+					cuts++
+				}
+			}
+		}
+	}
+	if cuts == 0 {
+		t.Fatal("the stream was never cut: the turn ended too fast")
+	}
+	t.Logf("%d cuts; output:\n%s", cuts, stdout)
+	content, _ := lastAnswer(t, srv.URL)
+	checkAnswerShown(t, stdout.String(), content)
+}
+
+// TestChatInterrupt: the first Ctrl-C cancels the turn on the server and
+// the client shows the cancelled tools; the command exits non-zero.
+func TestChatInterrupt(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := chatCmd(ctx, t, srv.URL, "-m", "Compare resuming with cancelling, and explain snapshots.")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Interrupt once, after the first tool call has finished.
+	c := client.New(srv.URL)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), "✓ ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tool call finished\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a cancelled one-shot chat exited 0")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("toolmark chat did not end after Ctrl-C\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stderr.String(), "cancelling the answer") || !strings.Contains(stderr.String(), "answer cancelled") {
+		t.Errorf("stderr does not tell about the cancel:\n%s", stderr)
+	}
+	_, turnID := lastAnswer(t, srv.URL)
+	// The terminal event can reach the client a moment before the turn's
+	// row says so.
+	var st client.TurnState
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if st, err = c.GetTurn(ctx, turnID); err != nil {
+			t.Fatal(err)
+		}
+		if st.Turn.Status.Final() || time.Now().After(end) {
+			break
+		}
+	}
+	if st.Turn.Status != toolmark.TurnCancelled {
+		t.Errorf("turn status %s, want cancelled", st.Turn.Status)
+	}
+	for _, tc := range toolcallmarkup.Parse(st.Content) {
+		if !tc.Status.Final() {
+			t.Errorf("tool call %s left %s", tc.ID, tc.Status)
+		}
+	}
+	if !strings.Contains(stdout.String(), "⊘ ") {
+		t.Errorf("no cancelled tool call shown:\n%s", stdout)
+	}
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+}
