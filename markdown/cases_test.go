@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // TestCases renders every case of testdata/*.txt (except xss.txt) and
@@ -36,6 +38,9 @@ func TestCases(t *testing.T) {
 				}
 				if p := checkSafe(got); len(p) != 0 {
 					t.Errorf("unsafe output: %v", p)
+				}
+				if w, want := widgets(got), len(toolcallmarkup.Scan(c.Markdown)); w != want {
+					t.Errorf("got %d widgets, want %d (one per genuine element)", w, want)
 				}
 			})
 		}

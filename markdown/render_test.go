@@ -178,3 +178,12 @@ func TestMarkerText(t *testing.T) {
 		t.Errorf("got %s", out)
 	}
 }
+
+func TestCRLF(t *testing.T) {
+	tag := toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusRunning})
+	lf := mustRender(t, New(), "Intro\n\n"+tag+"\n\n```\ncode\n\n"+tag+"\n")
+	crlf := mustRender(t, New(), "Intro\r\n\r\n"+tag+"\r\n\r\n```\r\ncode\r\n\r\n"+tag+"\r\n")
+	if widgets(crlf) != 2 || strings.ReplaceAll(crlf, "\r", "") != lf {
+		t.Errorf("CRLF content renders differently:\ngot  %q\nwant %q", crlf, lf)
+	}
+}
