@@ -26,6 +26,7 @@ type session struct {
 	cancel   context.CancelCauseFunc
 	closed   bool
 	tail     string // the last bytes of the top-level content
+	textOut  string // appended text not yet emitted (see appendLocked)
 	afterTag bool   // the top-level content ends with a tag
 	ids      map[string]bool
 	calls    []*call
@@ -67,6 +68,11 @@ func (s *session) emitLocked(e Event) {
 	if s.emit == nil || s.emitErr != nil || s.closed {
 		return
 	}
+	if e.Type != toolmark.EventTextDelta && s.textOut != "" {
+		text := s.textOut
+		s.textOut = ""
+		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+	}
 	if err := s.emit(s.emitCtx, e); err != nil {
 		s.emitErr = fmt.Errorf("emitting %s: %w", e.Type, err)
 		s.cancel(s.emitErr)
@@ -87,7 +93,43 @@ func (s *session) appendLocked(out string) {
 	}
 	s.tail = (s.tail + out)[max(0, len(s.tail)+len(out)-2):]
 	s.afterTag = false
-	s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: out}})
+	// A text_delta must not end inside "<ToolCall" or "</ToolCall": replay
+	// (Document.AppendNeutralised) escapes such an end, while the text that
+	// follows may show it is no tag. It waits for the next text or event.
+	text := s.textOut + out
+	cut := len(text)
+	for k := partialTagSuffix(text[:cut]); k > 0; k = partialTagSuffix(text[:cut]) {
+		cut -= k
+	}
+	text, s.textOut = text[:cut], text[cut:]
+	if text != "" {
+		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+	}
+}
+
+// partialTagSuffix returns the length of the end of s that is a proper
+// prefix of "<ToolCall" or "</ToolCall", in any letter case.
+func partialTagSuffix(s string) int {
+	i := strings.LastIndexByte(s, '<')
+	if i < 0 {
+		return 0
+	}
+	end := s[i:]
+	for _, name := range []string{"<ToolCall", "</ToolCall"} {
+		if len(end) < len(name) && strings.EqualFold(name[:len(end)], end) {
+			return len(end)
+		}
+	}
+	return 0
+}
+
+// flushTextLocked emits text kept back by appendLocked.
+func (s *session) flushTextLocked() {
+	if s.textOut != "" {
+		text := s.textOut
+		s.textOut = ""
+		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+	}
 }
 
 // text appends untrusted model text to the top-level content.
@@ -382,6 +424,7 @@ func (s *session) finish(err error, cancelled bool) {
 	for _, c := range s.calls {
 		s.finalLocked(c, err, cancelled)
 	}
+	s.flushTextLocked()
 	s.closed = true
 }
 

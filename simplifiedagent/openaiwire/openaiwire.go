@@ -72,7 +72,13 @@ type Model struct {
 	// MaxRetryWait caps the wait before a retry, also one asked for by
 	// Retry-After. Default 30s.
 	MaxRetryWait time.Duration
+	// IdleTimeout ends a response that sends nothing for this long, so a
+	// stalled server cannot hold a turn forever. Default 2 minutes.
+	IdleTimeout time.Duration
 }
+
+// errIdle is the cause of a request cancelled by IdleTimeout.
+var errIdle = errors.New("idle")
 
 var _ llms.Model = (*Model)(nil)
 
@@ -103,19 +109,56 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if err != nil {
 		return nil, fmt.Errorf("openaiwire: encoding request: %w", err)
 	}
-	resp, err := m.post(ctx, body)
+	idle := m.IdleTimeout
+	if idle <= 0 {
+		idle = 2 * time.Minute
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchdog := time.AfterFunc(idle, func() { cancel(errIdle) })
+	defer watchdog.Stop()
+	resp, err := m.post(rctx, body, func() { watchdog.Reset(idle) })
 	if err != nil {
-		return nil, err
+		return nil, m.idleError(rctx, ctx, idle, err)
 	}
 	defer resp.Body.Close()
+	var res *llms.ContentResponse
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") &&
 		strings.Contains(resp.Header.Get("Content-Type"), "json") {
-		return m.readWhole(ctx, resp.Body, &opts)
+		res, err = m.readWhole(ctx, resp.Body, &opts)
+	} else {
+		res, err = m.readStream(ctx, &idleReader{r: resp.Body, t: watchdog, d: idle}, &opts)
 	}
-	return m.readStream(ctx, resp.Body, &opts)
+	if err != nil {
+		return nil, m.idleError(rctx, ctx, idle, err)
+	}
+	return res, nil
 }
 
-func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
+// idleError explains an error caused by the idle watchdog.
+func (m *Model) idleError(rctx, ctx context.Context, idle time.Duration, err error) error {
+	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errIdle) {
+		return fmt.Errorf("%w: nothing received for %s", ErrStreamCut, idle)
+	}
+	return err
+}
+
+// idleReader restarts the idle watchdog whenever data arrives.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.t.Reset(r.d)
+	}
+	return n, err
+}
+
+func (m *Model) post(ctx context.Context, body []byte, attempt func()) (*http.Response, error) {
 	client := m.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -128,7 +171,8 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	if maxWait <= 0 {
 		maxWait = 30 * time.Second
 	}
-	for attempt := 0; ; attempt++ {
+	for try := 0; ; try++ {
+		attempt()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("openaiwire: %w", err)
@@ -147,12 +191,12 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		}
 		apiErr := readAPIError(resp)
 		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		if !retryable || attempt >= maxRetries {
+		if !retryable || try >= maxRetries {
 			return nil, apiErr
 		}
 		wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if wait < 0 {
-			wait = time.Duration(500<<attempt) * time.Millisecond
+			wait = time.Duration(500<<try) * time.Millisecond
 		}
 		wait = min(wait, maxWait)
 		t := time.NewTimer(wait)

@@ -258,3 +258,21 @@ func TestCancelDuringStream(t *testing.T) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
+
+// TestIdleTimeout: a server that stops sending without closing ends the
+// call with ErrStreamCut.
+func TestIdleTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"then silence"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	m := mustModel(t, srv.URL)
+	m.IdleTimeout = 100 * time.Millisecond
+	_, err := m.GenerateContent(context.Background(), nil)
+	if !errors.Is(err, openaiwire.ErrStreamCut) || !strings.Contains(err.Error(), "nothing received") {
+		t.Errorf("got %v, want ErrStreamCut after the idle timeout", err)
+	}
+}
