@@ -84,9 +84,9 @@ func TestAppendEventsGaplessConcurrent(t *testing.T) {
 
 func TestEventsNotify(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	ch, err := f.db.Listen(ctx, store.ChannelEvents, store.ChannelCancel)
 	if err != nil {
 		t.Fatal(err)
@@ -464,5 +464,38 @@ func TestPersistBatch(t *testing.T) {
 	wantCode(t, "PersistBatch after finish", err, toolmark.ECONFLICT)
 	if n := count(t, db, "select count(*) from events"); n != 3 {
 		t.Errorf("got %d events, want 3", n)
+	}
+}
+
+// TestListenReconnects kills the listening connection's backend: Listen
+// reconnects and notifications flow again.
+func TestListenReconnects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ch, err := f.db.Listen(ctx, store.ChannelEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := count(t, f.db, `select count(pg_terminate_backend(pid)) from pg_stat_activity
+		where datname = current_database() and query like 'listen %'`)
+	if n != 1 {
+		t.Fatalf("terminated %d listening backends, want 1", n)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case got := <-ch:
+			if !strings.HasPrefix(got.Payload, f.turn.ID+":") {
+				t.Fatalf("got %+v", got)
+			}
+			return
+		case <-tick.C:
+			mustAppend(t, f.db, f.turn, store.EventInput{Type: toolmark.EventRoundStarted})
+		case <-ctx.Done():
+			t.Fatal("no notification after the listening connection was killed")
+		}
 	}
 }
