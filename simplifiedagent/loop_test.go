@@ -301,3 +301,34 @@ func TestOddModelIDs(t *testing.T) {
 		t.Errorf("ids sent back %q", ids)
 	}
 }
+
+// TestDemoReplay runs the demo model on questions that make parallel
+// searches and parallel sub-agents; the event log must still replay to the
+// content, with every tag final and nested where it belongs.
+func TestDemoReplay(t *testing.T) {
+	search := tools.NewSearchDocuments(&fakeSearcher{docs: testDocs})
+	for _, q := range []string{
+		"How does cancellation work? What about crash recovery? And resume?",
+		"Compare cancellation and crash recovery",
+		"Research the disconnect handling",
+	} {
+		t.Run(q, func(t *testing.T) {
+			res, rec, err := runChecked(t, simplifiedagent.Request{Model: &demo.Model{}, Input: q,
+				Tools: []simplifiedagent.Tool{search, simplifiedagent.NewTodoList(), simplifiedagent.NewSubagent(&demo.Model{}, search)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(toolcallmarkup.Scan(res.Content)) == 0 || !strings.Contains(res.Content, demo.Banner) {
+				t.Errorf("content %q", res.Content)
+			}
+			for _, sp := range toolcallmarkup.Scan(res.Content) {
+				if sp.Call.Type == "search_documents" && strings.HasPrefix(q, "Compare") && sp.Call.ParentID == "" {
+					t.Errorf("search %s is not nested in a sub-agent", sp.Call.ID)
+				}
+			}
+			if len(rec.ofType(toolmark.EventRoundStarted)) != res.Rounds {
+				t.Errorf("round_started events %d, rounds %d", len(rec.ofType(toolmark.EventRoundStarted)), res.Rounds)
+			}
+		})
+	}
+}

@@ -2,9 +2,16 @@ package demo_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
@@ -122,5 +129,58 @@ func TestParts(t *testing.T) {
 func TestKeywords(t *testing.T) {
 	if got, want := demo.Keywords("How do clients resume after a disconnect?"), "clients resume after disconnect"; got != want {
 		t.Errorf("Keywords = %q, want %q", got, want)
+	}
+}
+
+// TestDemoFetchURL: a URL in the question is fetched (through the real
+// fetch_url tool, allow-listed for the loopback test server) and cited.
+func TestDemoFetchURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><head><title>Release notes</title></head><body><p>Version 2 adds resume.</p></body></html>")
+	}))
+	defer srv.Close()
+	var ev events
+	res, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{
+		Model: &demo.Model{},
+		Input: "What does " + srv.URL + "/notes say?",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(docs), tools.NewFetchURL(netip.MustParsePrefix("127.0.0.1/32"))},
+	}, ev.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetch *toolcallmarkup.ToolCall
+	for _, sp := range toolcallmarkup.Scan(res.Content) {
+		if sp.Call.Type == "fetch_url" {
+			c := sp.Call
+			fetch = &c
+		}
+	}
+	if fetch == nil || fetch.Status != toolcallmarkup.StatusSuccess || len(fetch.Attrs) == 0 || fetch.Attrs[0].Value != srv.URL+"/notes" {
+		t.Fatalf("fetch_url tag %+v in %q", fetch, res.Content)
+	}
+	if !strings.Contains(res.Answer, "Version 2 adds resume. [1]") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
+		t.Errorf("answer %q", res.Answer)
+	}
+}
+
+// TestDemoPacing: with a delay the demo streams in many chunks and stops
+// promptly when cancelled.
+func TestDemoPacing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int32
+	start := time.Now()
+	_, err := simplifiedagent.Run(ctx, simplifiedagent.Request{
+		Model: &demo.Model{Delay: 5 * time.Millisecond},
+		Input: "How do clients resume a stream?",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(docs)},
+	}, func(_ context.Context, e simplifiedagent.Event) error {
+		if e.Type == toolmark.EventToolCallDelta && n.Add(1) == 3 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
+		t.Errorf("got %v after %v, want a prompt context.Canceled", err, time.Since(start))
 	}
 }
