@@ -82,7 +82,8 @@ func (db *DB) appendEvents(ctx context.Context, q querier, turnID, messageID str
 			t = now
 		}
 		types[i], datas[i], times[i] = string(e.Type), string(raw), t
-		out[i] = toolmark.Event{TurnID: turnID, MessageID: messageID, Type: e.Type, Time: t.Round(time.Microsecond), Data: raw}
+		// PostgreSQL keeps microseconds; pgx truncates.
+		out[i] = toolmark.Event{TurnID: turnID, MessageID: messageID, Type: e.Type, Time: t.Truncate(time.Microsecond).UTC(), Data: raw}
 	}
 	rows, err := q.Query(ctx, `
 		with t as (
@@ -190,7 +191,7 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		if seq == nil {
 			continue
 		}
-		events = append(events, toolmark.Event{Seq: *seq, TurnID: turnID, MessageID: msgID, Type: toolmark.EventType(*typ), Time: *t, Data: json.RawMessage(data)})
+		events = append(events, toolmark.Event{Seq: *seq, TurnID: turnID, MessageID: msgID, Type: toolmark.EventType(*typ), Time: t.UTC(), Data: json.RawMessage(data)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading events: %w", err)
@@ -286,20 +287,35 @@ func (db *DB) RewriteToolCall(ctx context.Context, messageID, toolCallID string,
 // finishedBefore and returns how many it deleted. The message content and
 // the seq it reflects stay; the turn records that its log now starts after
 // its last seq, so EventsAfter answers an older cursor with ErrCursorPruned.
+// It works through the turns in short transactions of pruneBatch turns.
 func (db *DB) PruneEvents(ctx context.Context, finishedBefore time.Time) (int64, error) {
-	var n int64
-	err := db.pool.QueryRow(ctx, `
-		with t as (
-			update turns set first_seq = last_seq + 1
-			where finished_at < $1 and first_seq <= last_seq
-			returning id
-		), d as (
-			delete from events e using t where e.turn_id = t.id
-			returning 1
-		)
-		select count(*) from d`, finishedBefore).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("pruning events: %w", err)
+	var total int64
+	for {
+		var turns, n int64
+		err := db.pool.QueryRow(ctx, `
+			with t as (
+				select id from turns
+				where finished_at < $1 and first_seq <= last_seq
+				limit $2
+				for update skip locked
+			), u as (
+				update turns set first_seq = last_seq + 1
+				from t where turns.id = t.id
+				returning turns.id
+			), d as (
+				delete from events e using u where e.turn_id = u.id
+				returning 1
+			)
+			select (select count(*) from u), (select count(*) from d)`, finishedBefore, pruneBatch).Scan(&turns, &n)
+		if err != nil {
+			return total, fmt.Errorf("pruning events: %w", err)
+		}
+		total += n
+		if turns < pruneBatch {
+			return total, nil
+		}
 	}
-	return n, nil
 }
+
+// pruneBatch is how many turns PruneEvents prunes per transaction.
+const pruneBatch = 100

@@ -499,3 +499,29 @@ func TestListenReconnects(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneManyTurns prunes more turns than one pruning transaction takes.
+func TestPruneManyTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	if err := db.FinishTurn(ctx, f.turn.ID, toolmark.TurnCompleted, "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	const turns = 130
+	for range turns {
+		tu := mustTurn(t, db, f.user.ID, f.conv.ID, "q")
+		mustAppend(t, db, tu, store.EventInput{Type: toolmark.EventTurnStarted}, store.EventInput{Type: toolmark.EventTurnCompleted})
+		if err := db.FinishTurn(ctx, tu.ID, toolmark.TurnCompleted, "", "a", 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.PruneEvents(ctx, time.Now().Add(time.Hour))
+	if err != nil || n != 2*turns {
+		t.Fatalf("PruneEvents = %d, %v; want %d", n, err, 2*turns)
+	}
+	if c := count(t, db, "select count(*) from turns where first_seq <> last_seq + 1"); c != 0 {
+		t.Errorf("%d turns not marked pruned", c)
+	}
+}
