@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark"
 )
@@ -68,12 +71,10 @@ func (db *DB) UserByToken(ctx context.Context, token string) (toolmark.User, err
 		select u.id, u.name, u.created_at
 		from api_tokens t join users u on u.id = t.user_id
 		where t.token_hash = $1`, hash[:]).Scan(&u.ID, &u.Name, &u.CreatedAt)
-	if err != nil {
-		if err := dbErr("looking up token", "token", err); toolmark.ErrorCode(err) == toolmark.ENOTFOUND {
-			return toolmark.User{}, toolmark.Errorf(toolmark.EUNAUTHORIZED, "invalid token")
-		} else {
-			return toolmark.User{}, err
-		}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return toolmark.User{}, toolmark.Errorf(toolmark.EUNAUTHORIZED, "invalid token")
+	} else if err != nil {
+		return toolmark.User{}, fmt.Errorf("looking up token: %w", err)
 	}
 	return u, nil
 }
