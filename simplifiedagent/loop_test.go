@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -330,5 +332,53 @@ func TestDemoReplay(t *testing.T) {
 				t.Errorf("round_started events %d, rounds %d", len(rec.ofType(toolmark.EventRoundStarted)), res.Rounds)
 			}
 		})
+	}
+}
+
+// bigArgs streams one call whose arguments are 40 KiB, in 100-byte chunks.
+type bigArgs struct{}
+
+func (bigArgs) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok"}}}, nil
+	}
+	args := `{"input":"` + strings.Repeat("a", 40<<10) + `"}`
+	fn := llmstream.ToolCallDeltaFuncFromContext(ctx)
+	_ = fn(ctx, llmstream.ToolCallDelta{ID: "big", Name: "echo"})
+	for i := 0; i < len(args); i += 100 {
+		if err := fn(ctx, llmstream.ToolCallDelta{Arguments: args[i:min(i+100, len(args))]}); err != nil {
+			return nil, err
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{toolCall("big", "echo", args)}}}}, nil
+}
+
+func (m bigArgs) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+// TestBigArguments: the events stay linear in the size of the arguments,
+// and tool_call_running carries them whole.
+func TestBigArguments(t *testing.T) {
+	echo := funcTool{"echo", func(_ context.Context, in string) (string, error) { return fmt.Sprint(len(in)), nil }}
+	_, rec, err := runChecked(t, simplifiedagent.Request{Model: bigArgs{}, Input: "x", Tools: []simplifiedagent.Tool{echo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, e := range rec.all() {
+		b, _ := json.Marshal(e.Data)
+		total += len(b)
+	}
+	if total > 2<<20 {
+		t.Errorf("events take %d bytes for 40 KiB of arguments", total)
+	}
+	run := rec.ofType(toolmark.EventToolCallRunning)
+	if len(run) != 1 || len(run[0].Data.(toolmark.ToolCallData).Arguments["input"].(string)) != 40<<10 {
+		t.Errorf("tool_call_running lacks the whole arguments")
+	}
+	succ := rec.ofType(toolmark.EventToolCallSuccess)
+	if len(succ) != 1 || succ[0].Data.(toolmark.ToolCallData).Result != "40960" {
+		t.Errorf("the tool got the wrong input: %+v", succ)
 	}
 }

@@ -276,6 +276,8 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 	var args map[string]any
 	if len(acc) <= maxParsedArgs {
 		args = parsePartial(acc)
+	} else {
+		acc = "" // the chunks alone, to keep the events linear in size
 	}
 	var attrs []toolcallmarkup.Attr
 	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
@@ -290,9 +292,10 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args}})
 }
 
-// maxParsedArgs bounds the streamed arguments that are re-parsed on every
-// fragment.
-const maxParsedArgs = 64 << 10
+// maxParsedArgs bounds the streamed arguments that are re-parsed and sent
+// whole with every fragment; beyond it tool_call_delta carries the chunk
+// only, and tool_call_running the final arguments.
+const maxParsedArgs = 8 << 10
 
 // parsePartial returns the best-effort parse of streamed JSON arguments.
 func parsePartial(s string) map[string]any {
@@ -327,12 +330,18 @@ func (s *session) running(c *call) {
 	if !c.tagged {
 		return
 	}
-	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning})
+	var attrs []toolcallmarkup.Attr
+	var args map[string]any
+	_ = json.Unmarshal([]byte(c.args.String()), &args)
+	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
+		attrs = t.TagAttrs(args)
+	}
+	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning, Extra: attrs})
 	if err != nil {
 		return
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
-		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup}})
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Arguments: args}})
 }
 
 // succeed ends c with its result.
