@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -41,4 +42,36 @@ func TestBrowserHostileContent(t *testing.T) {
 	needBrowser(t)
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "hostile.mjs", srv.URL)
+}
+
+// TestBrowserReloadMidTurn: a page reloaded while an answer streams picks
+// the turn up from the stored message and its seq, and a second tab follows
+// it too; both end with the stored text and the same widgets.
+func TestBrowserReloadMidTurn(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
+	runScript(t, "reload.mjs", srv.URL)
+}
+
+// TestBrowserTokenAuth: in token mode the page signs in with a token
+// (exchanged for an HttpOnly cookie), streams an answer and signs out.
+func TestBrowserTokenAuth(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{Auth: "token"})
+	runScript(t, "login.mjs", srv.URL, "TOOLMARK_TEST_TOKEN="+mustToken(t, srv))
+}
+
+// mustToken creates a user and an API token on srv.
+func mustToken(tb testing.TB, srv *testserver.Server) string {
+	tb.Helper()
+	ctx := context.Background()
+	u, err := srv.DB.EnsureUser(ctx, "e2e")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok, err := srv.DB.CreateToken(ctx, u.ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
 }

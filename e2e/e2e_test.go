@@ -83,7 +83,7 @@ func needBrowser(tb testing.TB) (node, dir, chromium string) {
 // runScript runs one browser script against baseURL and fails the test with
 // its output when it fails. Screenshots go to a directory kept after the
 // test (its path is logged) so that they can be looked at.
-func runScript(t *testing.T, script, baseURL string) string {
+func runScript(t *testing.T, script, baseURL string, env ...string) string {
 	t.Helper()
 	node, dir, chromium := needBrowser(t)
 	shots := os.Getenv("TOOLMARK_SCREENSHOTS")
@@ -99,7 +99,7 @@ func runScript(t *testing.T, script, baseURL string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script, baseURL, shots)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TOOLMARK_CHROMIUM="+chromium)
+	cmd.Env = append(append(os.Environ(), "TOOLMARK_CHROMIUM="+chromium), env...)
 	cmd.WaitDelay = 10 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -60,11 +60,16 @@ export async function shot(page, name) {
 export async function ask(page, text) {
   await page.fill('#input', text);
   await page.press('#input', 'Enter');
+  // The box is emptied once the server has accepted the turn.
+  await page.waitForFunction(() => document.querySelector('#input').value === '', null, { timeout: 15000 });
 }
 
 /** waitTurnEnd waits until no live message remains and Send is back. */
 export async function waitTurnEnd(page, timeout = 60000) {
-  await page.waitForFunction(() => !document.querySelector('.message--live, .message--ended') && !document.querySelector('#send').hidden, null, { timeout });
+  await page.waitForFunction(() => {
+    const send = document.querySelector('#send');
+    return !document.querySelector('.message--live, .message--ended') && !send.hidden && !send.disabled;
+  }, null, { timeout });
 }
 
 /** widgets returns the status of every tool widget on the page, in order. */

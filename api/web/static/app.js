@@ -29,6 +29,7 @@ const els = {
   app: $('#app'),
   status: $('#stream-status'),
   model: $('#model-name'),
+  signOut: $('#sign-out'),
 };
 
 const state = {
@@ -487,9 +488,7 @@ function onStreamEvent(live, es, msg) {
   if (typeof ev.seq !== 'number' || ev.seq <= live.lastSeq) return; // already applied
   if (ev.seq !== live.lastSeq + 1) {
     // A gap: never apply out of order; reconnect from what we have.
-    es.close();
-    live.es = null;
-    openStream(live);
+    scheduleReconnect(live);
     return;
   }
   live.lastSeq = ev.seq;
@@ -649,6 +648,12 @@ async function start() {
   });
   els.stop.addEventListener('click', stopTurn);
   els.newBtn.addEventListener('click', newConversation);
+  els.signOut.addEventListener('click', async () => {
+    stopFollowing();
+    await api('DELETE', '/api/session').catch(() => {});
+    location.hash = '';
+    location.reload();
+  });
   els.loginForm.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -685,6 +690,7 @@ async function boot() {
     return;
   }
   els.banner.hidden = !info.demo;
+  els.signOut.hidden = info.auth !== 'token';
   els.model.textContent = info.model ? 'Model: ' + info.model : '';
   try {
     await loadConversations();
