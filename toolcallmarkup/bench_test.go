@@ -97,6 +97,26 @@ func sizeName(nominal, real int) string {
 	return strconv.Itoa((real+1<<9)>>10) + "KB"
 }
 
+// cpuMeter reports the CPU time per operation of a benchmark loop as
+// "cpu-ns/op" beside the wall time of ns/op.
+type cpuMeter struct {
+	start int64
+	ok    bool
+}
+
+func startCPU(b *testing.B) cpuMeter {
+	b.ResetTimer()
+	t, ok := cpuTime()
+	return cpuMeter{start: t, ok: ok}
+}
+
+func (m cpuMeter) stop(b *testing.B) {
+	b.StopTimer()
+	if t, ok := cpuTime(); ok && m.ok && b.N > 0 {
+		b.ReportMetric(float64(t-m.start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // benchUpdates returns the two updates a benchmark alternates between for
 // a running tag: the status rule never stops them and each changes the tag.
 func benchUpdates() [2]Update {
@@ -119,14 +139,14 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 			ups := benchUpdates()
 			b.ReportAllocs()
-			b.ResetTimer()
+			cpu := startCPU(b)
 			for i := 0; i < b.N; i++ {
 				k := i % in.tags
 				if _, err := d.Update(ids[k], ups[(i/in.tags)%2]); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.StopTimer()
+			cpu.stop(b)
 			b.ReportMetric(float64(len(in.content))/(1<<20), "content-MB")
 			if d.Len() != len(d.String()) {
 				b.Fatalf("Len got %d, want %d", d.Len(), len(d.String()))
@@ -143,7 +163,7 @@ func BenchmarkRewrite(b *testing.B) {
 			content := in.content
 			ups := benchUpdates()
 			b.ReportAllocs()
-			b.ResetTimer()
+			cpu := startCPU(b)
 			for i := 0; i < b.N; i++ {
 				var err error
 				content, err = Rewrite(content, benchID(i%in.tags), ups[(i/in.tags)%2])
@@ -151,7 +171,7 @@ func BenchmarkRewrite(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.StopTimer()
+			cpu.stop(b)
 			b.ReportMetric(float64(len(in.content))/(1<<20), "content-MB")
 		})
 	}
@@ -167,7 +187,7 @@ func BenchmarkNaiveRewrite(b *testing.B) {
 			content := in.content
 			vals := [2]string{"b", "a"}
 			b.ReportAllocs()
-			b.ResetTimer()
+			cpu := startCPU(b)
 			for i := 0; i < b.N; i++ {
 				k := i % in.tags
 				re := regexp.MustCompile(`<ToolCall[^>]*toolCallId="` + regexp.QuoteMeta(benchID(k)) + `"[^>]*>`)
@@ -179,7 +199,7 @@ func BenchmarkNaiveRewrite(b *testing.B) {
 				tc.Attrs[1].Value = vals[(i/in.tags)%2]
 				content = strings.Replace(content, old, OpenTag(tc), 1)
 			}
-			b.StopTimer()
+			cpu.stop(b)
 			b.ReportMetric(float64(len(in.content))/(1<<20), "content-MB")
 		})
 	}
