@@ -52,7 +52,7 @@ func BenchmarkEventsAfter(b *testing.B) {
 		if _, err := f.db.Pool().Exec(ctx, `update turns set last_seq = $2 where id = $1`, tu.ID, size); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := f.db.Pool().Exec(ctx, `analyze events`); err != nil {
+		if _, err := f.db.Pool().Exec(ctx, `vacuum (analyze) events`); err != nil {
 			b.Fatal(err)
 		}
 		for _, at := range []struct {
