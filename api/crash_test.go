@@ -46,11 +46,12 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startProcess(t *testing.T, bin, dbURL string) *serverProcess {
+func startProcess(t *testing.T, bin, dbURL string, extra ...string) *serverProcess {
 	t.Helper()
 	addr := freeAddr(t)
 	p := &serverProcess{url: "http://" + addr, logs: &bytes.Buffer{}}
-	p.cmd = exec.Command(bin, "serve", "--addr", addr, "--lease-ttl", "1s", "--demo-delay", "40ms")
+	args := append([]string{"serve", "--addr", addr, "--lease-ttl", "1s", "--demo-delay", "40ms"}, extra...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
@@ -170,5 +171,61 @@ func TestCrashRecovery(t *testing.T) {
 	_ = p2.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p2.cmd.Wait(); err != nil {
 		t.Errorf("graceful shutdown: %v\n%s", err, p2.logs)
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM during a turn with a short grace: the
+// server cancels and finalises the turn, then exits cleanly, leaving no
+// turn running and no open tag.
+func TestGracefulShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	bin := buildBinary(t)
+	dbURL := pgtest.URL(t)
+	p := startProcess(t, bin, dbURL, "--shutdown-grace", "200ms", "--demo-delay", "60ms")
+	c := newClient(t, p.url, "")
+	turn := c.postTurn(c.newConversation(), twoToolQuestion)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp := c.stream(ctx, turn.ID, -1)
+	var evs []toolmark.Event
+	signalled := false
+	_, _ = readFrames(resp.Body, func(f frame) bool {
+		if f.Data == "" {
+			return true
+		}
+		e := mustEvent(t, f)
+		evs = append(evs, e)
+		if e.Type == toolmark.EventToolCallStarted && !signalled {
+			signalled = true
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		return !e.Type.Terminal()
+	})
+	resp.Body.Close()
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.logs)
+	}
+	// The stream may end at shutdown before the terminal event; the log
+	// has it.
+	p2 := startProcess(t, bin, dbURL)
+	c2 := newClient(t, p2.url, "")
+	var tr struct {
+		Turn    toolmark.Turn `json:"turn"`
+		Content string        `json:"content"`
+	}
+	c2.mustJSON("GET", "/api/turns/"+turn.ID, "", 200, &tr)
+	if tr.Turn.Status != toolmark.TurnCancelled {
+		t.Fatalf("turn after shutdown: %s, want cancelled\n%s", tr.Turn.Status, p.logs)
+	}
+	for _, tc := range toolcallmarkup.Parse(tr.Content) {
+		if !tc.Status.Final() {
+			t.Errorf("tag %s left %s", tc.ID, tc.Status)
+		}
+	}
+	log := c2.allEvents(turn.ID, -1)
+	if !eventsEqual(log[:len(evs)], evs) || log[len(log)-1].Type != toolmark.EventTurnCancelled {
+		t.Errorf("log after shutdown ends with %s", log[len(log)-1].Type)
 	}
 }

@@ -69,7 +69,8 @@ func (b *batcher) loop() {
 	}
 }
 
-// close stops the background flushes; flushAll has written the rest.
+// close stops the background flushes; later batches are written by
+// explicit flushes only. It may be called more than once.
 func (b *batcher) close() {
 	select {
 	case <-b.stop:

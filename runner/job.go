@@ -107,6 +107,9 @@ func (j *job) finish(log interface {
 		status, errText, code = toolmark.TurnFailed, toolcallmarkup.Truncate(runErr.Error(), 300), toolmark.ErrorCode(runErr)
 		log.Error("turn failed", "err", runErr)
 	}
+	// From here on only this goroutine persists: the terminal event must
+	// commit together with the turn's end, never in a background batch.
+	j.b.close()
 	j.b.closeOpenTags(ctx, tagStatus, errText)
 	typ := map[toolmark.TurnStatus]toolmark.EventType{
 		toolmark.TurnCompleted: toolmark.EventTurnCompleted,

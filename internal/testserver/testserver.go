@@ -36,6 +36,9 @@ type Options struct {
 	LeaseTTL  time.Duration // default 2s, so sweeps are quick in tests
 	Heartbeat time.Duration
 	Logger    *slog.Logger // default: discards unless TOOLMARK_TEST_LOG is set
+	// DB makes the server share a database with another test server, as
+	// replicas do; nil gives it a fresh one.
+	DB *store.DB
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
@@ -51,7 +54,10 @@ type Server struct {
 // Start starts a server that stops when the test ends.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	db := pgtest.New(tb)
+	db := opts.DB
+	if db == nil {
+		db = pgtest.New(tb)
+	}
 	log := opts.Logger
 	if log == nil {
 		w := io.Discard

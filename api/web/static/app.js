@@ -29,6 +29,7 @@ const els = {
   app: $('#app'),
   status: $('#stream-status'),
   model: $('#model-name'),
+  announce: $('#announce'),
   signOut: $('#sign-out'),
 };
 
@@ -555,9 +556,9 @@ async function finishTurn(live) {
   setStreamStatus('');
   if (state.live === live) state.live = null;
   setBusy(false);
-  if (live.endData && live.endData.status === 'failed' && live.endData.error) {
-    showError('The answer failed: ' + live.endData.error);
-  }
+  const status = (live.endData && live.endData.status) || '';
+  if (status === 'failed' && live.endData.error) showError('The answer failed: ' + live.endData.error);
+  els.announce.textContent = { completed: 'Answer complete.', cancelled: 'Answer stopped.', failed: 'The answer failed.' }[status] || '';
   live.art.classList.remove('message--live');
   live.art.classList.add('message--ended');
   // Replace the live view by the server's rendering of the stored message.

@@ -1,0 +1,81 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/testserver"
+)
+
+// TestReplicas runs two servers on one database: a turn started on one is
+// followed on the other (through LISTEN/NOTIFY) and cancelled from it.
+func TestReplicas(t *testing.T) {
+	a := testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond})
+	b := testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, DB: a.DB})
+	ca, cb := newClient(t, a.URL, ""), newClient(t, b.URL, "")
+
+	// Followed elsewhere: replica b streams a turn that runs on a.
+	turn := ca.postTurn(ca.newConversation(), twoToolQuestion)
+	onB := cb.allEvents(turn.ID, -1)
+	if last := onB[len(onB)-1]; last.Type != toolmark.EventTurnCompleted {
+		t.Fatalf("followed on the other replica: ended with %s", last.Type)
+	}
+	if onA := ca.allEvents(turn.ID, -1); !eventsEqual(onA, onB) {
+		t.Fatalf("the replicas serve different streams")
+	}
+	checkStream(t, a, onB)
+
+	// Cancelled elsewhere: replica b cancels a turn that runs on a.
+	turn = ca.postTurn(ca.newConversation(), twoToolQuestion)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp := ca.stream(ctx, turn.ID, -1)
+	defer resp.Body.Close()
+	var evs []toolmark.Event
+	sent := false
+	_, _ = readFrames(resp.Body, func(f frame) bool {
+		if f.Data == "" {
+			return true
+		}
+		e := mustEvent(t, f)
+		evs = append(evs, e)
+		if e.Type == toolmark.EventRoundStarted && !sent {
+			sent = true
+			cb.mustJSON("POST", "/api/turns/"+turn.ID+"/cancel", "", http.StatusAccepted, nil)
+		}
+		return !e.Type.Terminal()
+	})
+	if last := evs[len(evs)-1]; last.Type != toolmark.EventTurnCancelled {
+		t.Fatalf("cancelled from the other replica: ended with %s", last.Type)
+	}
+	checkStream(t, a, evs)
+}
+
+// TestQueue checks --max-turns: with one slot, a second turn waits with its
+// queue position and runs once the first is done.
+func TestQueue(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, MaxTurns: 1})
+	c := newClient(t, srv.URL, "")
+	first := c.postTurn(c.newConversation(), twoToolQuestion)
+	second := c.postTurn(c.newConversation(), twoToolQuestion)
+	evs := c.allEvents(second.ID, -1)
+	var q toolmark.TurnQueuedData
+	if evs[0].Type != toolmark.EventTurnQueued || json.Unmarshal(evs[0].Data, &q) != nil {
+		t.Fatalf("first event %s", evs[0].Type)
+	}
+	if q.Position != 1 {
+		t.Errorf("second turn's queue position: got %d, want 1", q.Position)
+	}
+	if evs[len(evs)-1].Type != toolmark.EventTurnCompleted {
+		t.Fatalf("second turn ended with %s", evs[len(evs)-1].Type)
+	}
+	firstEvs := c.allEvents(first.ID, -1)
+	firstEnd, secondStart := firstEvs[len(firstEvs)-1].Time, evs[1].Time
+	if evs[1].Type != toolmark.EventTurnStarted || secondStart.Before(firstEnd) {
+		t.Errorf("second turn started at %v, before the first ended at %v", secondStart, firstEnd)
+	}
+}
