@@ -398,12 +398,24 @@ type accumulator struct {
 }
 
 func (a *accumulator) toolDelta(ctx context.Context, fn llmstream.ToolCallDeltaFunc, tc wireToolCall, pos int) error {
-	idx := pos
-	if tc.Index != nil {
-		idx = *tc.Index
-	}
 	if a.byIdx == nil {
 		a.byIdx = map[int]*llms.ToolCall{}
+	}
+	idx := pos
+	switch {
+	case tc.Index != nil:
+		idx = *tc.Index
+	case tc.ID != "":
+		// No index (some servers send each call whole): a new id is a new
+		// call.
+		idx = len(a.calls)
+		for i, c := range a.calls {
+			if c.ID == tc.ID {
+				idx = a.indexOf(i)
+			}
+		}
+	case len(a.calls) > 0:
+		idx = a.indexOf(len(a.calls) - 1) // more arguments for the last call
 	}
 	c := a.byIdx[idx]
 	if c == nil {
@@ -422,6 +434,16 @@ func (a *accumulator) toolDelta(ctx context.Context, fn llmstream.ToolCallDeltaF
 		return fn(ctx, llmstream.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return nil
+}
+
+// indexOf returns the stream index of the i-th call.
+func (a *accumulator) indexOf(i int) int {
+	for idx, c := range a.byIdx {
+		if c == a.calls[i] {
+			return idx
+		}
+	}
+	return i
 }
 
 func (a *accumulator) response() *llms.ContentResponse {

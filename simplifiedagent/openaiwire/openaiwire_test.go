@@ -276,3 +276,35 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("got %v, want ErrStreamCut after the idle timeout", err)
 	}
 }
+
+// TestToolCallsWithoutIndex: servers that send each call whole and without
+// an index still yield separate calls.
+func TestToolCallsWithoutIndex(t *testing.T) {
+	body := `data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"a1","type":"function","function":{"name":"search_documents","arguments":"{\"query\":\"a\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b2","type":"function","function":{"name":"fetch_url","arguments":"{\"url\":\"https://example.com\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`
+	srv := httptest.NewServer(sse([]byte(body)))
+	defer srv.Close()
+	var deltas []llmstream.ToolCallDelta
+	ctx := llmstream.WithToolCallDeltaFunc(context.Background(), func(_ context.Context, d llmstream.ToolCallDelta) error {
+		deltas = append(deltas, d)
+		return nil
+	})
+	resp, err := mustModel(t, srv.URL).GenerateContent(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := resp.Choices[0].ToolCalls
+	if len(tc) != 2 || tc[0].FunctionCall.Arguments != `{"query":"a"}` || tc[1].ID != "b2" || tc[1].FunctionCall.Name != "fetch_url" {
+		t.Errorf("tool calls %+v", tc)
+	}
+	if len(deltas) != 2 || deltas[0].Index == deltas[1].Index {
+		t.Errorf("deltas %+v, want two indexes", deltas)
+	}
+}
