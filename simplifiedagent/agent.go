@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
@@ -80,6 +81,11 @@ type Request struct {
 	// Document is the content to continue from; nil starts an empty one.
 	// Run appends to it.
 	Document *toolcallmarkup.Document
+	// Callbacks, when set, also receives the loop's langchaingo callbacks
+	// (model start, end and error, streamed text, tool start, end and
+	// error; a tool's context holds its id, see ToolCallIDFromContext), for
+	// logging or tracing.
+	Callbacks callbacks.Handler
 }
 
 // Event is one event produced by Run. Data is one of the toolmark.*Data

@@ -63,15 +63,16 @@ var errCancelled = errors.New("cancelled")
 // (see ToolCallIDFromContext). The loop creates one per model round.
 type Handler struct {
 	callbacks.SimpleHandler
-	s  *session
-	l  *loop
-	rs *roundStream
+	s    *session
+	l    *loop
+	rs   *roundStream
+	next callbacks.Handler // Request.Callbacks
 }
 
 var _ callbacks.Handler = (*Handler)(nil)
 
 // HandleStreamingFunc appends a chunk of answer text.
-func (h *Handler) HandleStreamingFunc(_ context.Context, chunk []byte) {
+func (h *Handler) HandleStreamingFunc(ctx context.Context, chunk []byte) {
 	if h.rs != nil {
 		h.rs.mu.Lock()
 		h.rs.text.Write(chunk)
@@ -80,12 +81,18 @@ func (h *Handler) HandleStreamingFunc(_ context.Context, chunk []byte) {
 	if h.l.showText {
 		h.s.text(string(chunk))
 	}
+	if h.next != nil {
+		h.next.HandleStreamingFunc(ctx, chunk)
+	}
 }
 
 // HandleToolStart marks the call in ctx as running.
-func (h *Handler) HandleToolStart(ctx context.Context, _ string) {
+func (h *Handler) HandleToolStart(ctx context.Context, input string) {
 	if ci := callFromContext(ctx); ci != nil {
 		h.s.running(ci.c)
+	}
+	if h.next != nil {
+		h.next.HandleToolStart(ctx, input)
 	}
 }
 
@@ -94,11 +101,17 @@ func (h *Handler) HandleToolEnd(ctx context.Context, output string) {
 	if ci := callFromContext(ctx); ci != nil {
 		h.s.succeed(ci.c, output)
 	}
+	if h.next != nil {
+		h.next.HandleToolEnd(ctx, output)
+	}
 }
 
 // HandleToolError marks the call in ctx as failed, or as cancelled when the
 // run was cancelled.
 func (h *Handler) HandleToolError(ctx context.Context, err error) {
+	if h.next != nil {
+		h.next.HandleToolError(ctx, err)
+	}
 	ci := callFromContext(ctx)
 	if ci == nil {
 		return
@@ -120,7 +133,7 @@ type outcome struct {
 // execute runs the calls of one round concurrently and records their
 // outcomes; it returns when every call is final or abandoned.
 func (l *loop) execute(ctx context.Context, calls []*call) {
-	h := &Handler{s: l.s, l: l}
+	h := &Handler{s: l.s, l: l, next: l.req.Callbacks}
 	done := make(chan outcome, len(calls))
 	n := 0
 	for _, c := range calls {

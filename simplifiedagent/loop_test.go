@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
@@ -380,5 +381,45 @@ func TestBigArguments(t *testing.T) {
 	succ := rec.ofType(toolmark.EventToolCallSuccess)
 	if len(succ) != 1 || succ[0].Data.(toolmark.ToolCallData).Result != "40960" {
 		t.Errorf("the tool got the wrong input: %+v", succ)
+	}
+}
+
+// logHandler records the callbacks it gets.
+type logHandler struct {
+	callbacks.SimpleHandler
+	mu  sync.Mutex
+	log []string
+}
+
+func (h *logHandler) add(s string) { h.mu.Lock(); h.log = append(h.log, s); h.mu.Unlock() }
+func (h *logHandler) HandleLLMGenerateContentStart(context.Context, []llms.MessageContent) {
+	h.add("llm start")
+}
+func (h *logHandler) HandleLLMGenerateContentEnd(context.Context, *llms.ContentResponse) {
+	h.add("llm end")
+}
+func (h *logHandler) HandleToolStart(ctx context.Context, in string) {
+	h.add("tool start " + simplifiedagent.ToolCallIDFromContext(ctx) + " " + in)
+}
+func (h *logHandler) HandleToolEnd(ctx context.Context, out string) {
+	h.add("tool end " + simplifiedagent.ToolCallIDFromContext(ctx) + " " + out)
+}
+
+// TestCallbacks: Request.Callbacks sees the model and tool callbacks, with
+// the tool-call id in the context.
+func TestCallbacks(t *testing.T) {
+	echo := funcTool{"echo", func(_ context.Context, in string) (string, error) { return in, nil }}
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{toolCall("c1", "echo", `{"input":"hi"}`)}},
+		{Content: "ok"},
+	}}
+	h := &logHandler{}
+	if _, _, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", Callbacks: h,
+		Tools: []simplifiedagent.Tool{echo}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "llm start|llm end|tool start c1 hi|tool end c1 hi|llm start|llm end"
+	if got := strings.Join(h.log, "|"); got != want {
+		t.Errorf("callbacks %s, want %s", got, want)
 	}
 }

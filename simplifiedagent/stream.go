@@ -23,7 +23,7 @@ type roundStream struct {
 // into the document, and returns the reply text and the tool calls to run.
 func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTools bool) (string, []*call, error) {
 	rs := &roundStream{byIndex: map[int]*call{}}
-	h := &Handler{s: l.s, l: l, rs: rs}
+	h := &Handler{s: l.s, l: l, rs: rs, next: l.req.Callbacks}
 	opts := []llms.CallOption{llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
 		h.HandleStreamingFunc(ctx, chunk)
 		return l.s.emitError()
@@ -35,7 +35,17 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 		l.toolDelta(rs, d)
 		return l.s.emitError()
 	})
+	if h.next != nil {
+		h.next.HandleLLMGenerateContentStart(ctx, msgs)
+	}
 	resp, err := l.req.Model.GenerateContent(gctx, msgs, opts...)
+	if h.next != nil {
+		if err != nil {
+			h.next.HandleLLMError(ctx, err)
+		} else {
+			h.next.HandleLLMGenerateContentEnd(ctx, resp)
+		}
+	}
 	if err != nil {
 		return "", rs.order, err
 	}
