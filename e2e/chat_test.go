@@ -280,3 +280,34 @@ func TestChatInterrupt(t *testing.T) {
 	}
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 }
+
+// TestChatToken: against a token-mode server the client needs a token, from
+// --token or TOOLMARK_TOKEN.
+func TestChatToken(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{Auth: "token"})
+	tok := mustToken(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	cmd, _, stderr := chatCmd(ctx, t, srv.URL, "-m", "hello")
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "unauthorized") {
+		t.Errorf("without a token: err %v, stderr %s", err, stderr)
+	}
+
+	cmd, stdout, stderr := chatCmd(ctx, t, srv.URL, "--token", tok, "-m", "What is toolmark?")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("with --token: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout.String(), "✓ ") {
+		t.Errorf("with --token: no tool call finished:\n%s", stdout)
+	}
+
+	cmd, stdout, stderr = chatCmd(ctx, t, srv.URL, "-m", "What is a snapshot?")
+	cmd.Env = append(cmd.Env, "TOOLMARK_TOKEN="+tok)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("with TOOLMARK_TOKEN: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout.String(), "✓ ") {
+		t.Errorf("with TOOLMARK_TOKEN: no tool call finished:\n%s", stdout)
+	}
+}
