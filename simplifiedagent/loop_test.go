@@ -423,3 +423,20 @@ func TestCallbacks(t *testing.T) {
 		t.Errorf("callbacks %s, want %s", got, want)
 	}
 }
+
+// TestStreamedCallsWithoutIDs: a server that streams tool calls without
+// ids still gets one tag per call.
+func TestStreamedCallsWithoutIDs(t *testing.T) {
+	srv := newSSEServer(t, "noid_1.sse", "tool_split_2.sse")
+	res, _, err := runChecked(t, simplifiedagent.Request{Model: mustOpenAI(t, srv.URL), Input: "resume?",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(&fakeSearcher{docs: testDocs})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spans := toolcallmarkup.Scan(res.Content); len(spans) != 1 || spans[0].Call.Status != toolcallmarkup.StatusSuccess {
+		t.Errorf("tags %+v, want one success", spans)
+	}
+	if !strings.Contains(srv.requests()[1], `"tool_call_id":"call_1"`) || !strings.Contains(srv.requests()[1], `"id":"call_1"`) {
+		t.Errorf("second request: %s", srv.requests()[1])
+	}
+}

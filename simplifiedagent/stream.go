@@ -120,6 +120,10 @@ func (l *loop) matchCalls(rs *roundStream, final []llms.ToolCall) []*call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	used := map[*call]bool{}
+	ids := map[string]bool{} // ids of the final calls
+	for _, tc := range final {
+		ids[tc.ID] = true
+	}
 	var out []*call
 	for _, tc := range final {
 		name, args := "", ""
@@ -134,8 +138,10 @@ func (l *loop) matchCalls(rs *roundStream, final []llms.ToolCall) []*call {
 			}
 		}
 		if c == nil {
+			// Otherwise the first streamed call not yet matched: the ids of
+			// calls streamed without one were made up on either side.
 			for _, sc := range rs.order {
-				if !used[sc] && (tc.ID == "" || sc.modelID == "") {
+				if !used[sc] && !(tc.ID != "" && ids[sc.modelID]) {
 					c = sc
 					break
 				}
