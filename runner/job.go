@@ -76,13 +76,16 @@ func (j *job) runAgent(log interface{ Error(string, ...any) }) (err error) {
 		return err
 	}
 	in := Input{Turn: j.turn, UserText: j.userText}
-	if c, err := r.cfg.Store.GetConversation(bg, j.ownerID, j.turn.ConversationID); err == nil {
-		in.Summary = c.Summary
+	summary, through, err := r.cfg.Store.ConversationSummary(bg, j.turn.ConversationID)
+	if err != nil {
+		return fmt.Errorf("loading the conversation's summary: %w", err)
 	}
+	in.Summary = summary
 	hist, err := r.cfg.Store.ConversationHistory(bg, j.turn.ConversationID, j.turn.ID)
 	if err != nil {
 		return fmt.Errorf("loading the conversation's history: %w", err)
 	}
+	hist = store.HistoryAfter(hist, through)
 	in.History = hist
 	return r.cfg.Run(j.ctx, in, j.b.emit)
 }

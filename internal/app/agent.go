@@ -105,6 +105,31 @@ func seedCorpus(ctx context.Context, db *store.DB) (int, error) {
 	return len(paths), nil
 }
 
+// after compacts the conversation's history once it outgrows the budget:
+// after a turn completes, never in the middle of one. The demo model
+// cannot summarise, so its conversations get a plain extract.
+func (a *agent) after(ctx context.Context, t toolmark.Turn) error {
+	summary, through, err := a.db.ConversationSummary(ctx, t.ConversationID)
+	if err != nil {
+		return err
+	}
+	all, err := a.db.ConversationHistory(ctx, t.ConversationID, "")
+	if err != nil {
+		return err
+	}
+	hist := store.HistoryAfter(all, through)
+	model := a.model
+	if a.demo {
+		model = nil
+	}
+	newSummary, keep, err := simplifiedagent.Compact(ctx, model, summary, historyTurns(hist), a.budget)
+	if err != nil || len(keep) == len(hist) {
+		return err
+	}
+	last := hist[len(hist)-len(keep)-1].TurnID
+	return a.db.SetConversationSummaryThrough(ctx, t.ConversationID, newSummary, last)
+}
+
 func historyTurns(in []store.HistoryTurn) []simplifiedagent.HistoryTurn {
 	out := make([]simplifiedagent.HistoryTurn, len(in))
 	for i, h := range in {

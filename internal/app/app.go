@@ -104,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.log.Info("demo knowledge base ready", "documents", n)
 	}
 	a.Runner = runner.New(runner.Config{
-		Store: a.DB, Run: ag.run, Logger: cfg.Logger, Metrics: a.Metrics,
+		Store: a.DB, Run: ag.run, After: ag.after, Logger: cfg.Logger, Metrics: a.Metrics,
 		MaxTurns: cfg.MaxTurns, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, ModelName: ag.name,
 	})
 	a.API = api.New(api.Config{

@@ -36,6 +36,8 @@ type Options struct {
 	LeaseTTL  time.Duration // default 2s, so sweeps are quick in tests
 	Heartbeat time.Duration
 	Logger    *slog.Logger // default: discards unless TOOLMARK_TEST_LOG is set
+	// ContextChars is the history budget before compaction (0: default).
+	ContextChars int
 	// DB makes the server share a database with another test server, as
 	// replicas do; nil gives it a fresh one.
 	DB *store.DB
@@ -79,7 +81,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
-		Heartbeat: opts.Heartbeat, Logger: log,
+		Heartbeat: opts.Heartbeat, ContextChar: opts.ContextChars, Logger: log,
 	})
 	if err != nil {
 		cancel()

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+
+	"github.com/toolmark/toolmark"
+)
+
+// ConversationSummary returns the compacted history of a conversation and
+// the id of the last turn it covers ("" when there is none). It is not
+// owner-scoped: the runner calls it for the turn it runs.
+func (db *DB) ConversationSummary(ctx context.Context, conversationID string) (summary, throughTurnID string, err error) {
+	if !validID(conversationID) {
+		return "", "", notFound("conversation")
+	}
+	err = db.pool.QueryRow(ctx, `select summary, summary_through from conversations where id = $1`, conversationID).
+		Scan(&summary, &throughTurnID)
+	if err != nil {
+		return "", "", dbErr("reading the conversation's summary", "conversation", err)
+	}
+	return summary, throughTurnID, nil
+}
+
+// SetConversationSummaryThrough stores a new summary of a conversation's
+// oldest turns up to and including throughTurnID.
+func (db *DB) SetConversationSummaryThrough(ctx context.Context, conversationID, summary, throughTurnID string) error {
+	if !validID(conversationID) {
+		return notFound("conversation")
+	}
+	if !validID(throughTurnID) {
+		return toolmark.Errorf(toolmark.EINVALID, "invalid turn id")
+	}
+	if err := checkText("summary", summary, db.maxContent, false); err != nil {
+		return err
+	}
+	tag, err := db.pool.Exec(ctx, `
+		update conversations set summary = $2, summary_through = $3, updated_at = now()
+		where id = $1 and exists (select 1 from turns where id = $3 and conversation_id = $1)`,
+		conversationID, summary, throughTurnID)
+	if err != nil {
+		return dbErr("setting the conversation's summary", "conversation", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("conversation or turn")
+	}
+	return nil
+}
+
+// HistoryAfter drops from hist (oldest first) the turns up to and including
+// throughTurnID, which a summary already covers.
+func HistoryAfter(hist []HistoryTurn, throughTurnID string) []HistoryTurn {
+	if throughTurnID == "" {
+		return hist
+	}
+	for i, h := range hist {
+		if h.TurnID == throughTurnID {
+			return hist[i+1:]
+		}
+	}
+	return hist
+}
