@@ -440,3 +440,14 @@ func TestStreamedCallsWithoutIDs(t *testing.T) {
 		t.Errorf("second request: %s", srv.requests()[1])
 	}
 }
+
+// TestDemoGolden keeps the demo model's event log for a simple question as
+// a reference for clients (testdata/golden/demo_simple.jsonl).
+func TestDemoGolden(t *testing.T) {
+	_, rec, err := runChecked(t, simplifiedagent.Request{Model: &demo.Model{}, Input: "How do clients resume after a disconnect?",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(&fakeSearcher{docs: testDocs}), simplifiedagent.NewTodoList()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "demo_simple", rec.all())
+}
