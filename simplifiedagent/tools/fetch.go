@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
 
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -126,13 +127,14 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 	if cut {
 		body = body[:maxBytes]
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	rawCT := resp.Header.Get("Content-Type")
+	ct, _, _ := mime.ParseMediaType(rawCT)
 	var title, text string
 	switch {
 	case ct == "text/html" || ct == "application/xhtml+xml" || ct == "":
-		title, text = Readable(string(body))
+		title, text = Readable(toUTF8(body, rawCT))
 	case strings.HasPrefix(ct, "text/") || ct == "application/json":
-		text = strings.ToValidUTF8(string(body), "\uFFFD")
+		text = strings.ToValidUTF8(toUTF8(body, rawCT), "\uFFFD")
 	default:
 		return "", fmt.Errorf("unsupported content type %q", ct)
 	}
@@ -156,6 +158,20 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 	}
 	fmt.Fprintf(&b, "URL: %s\n\n%s", resp.Request.URL, text)
 	return b.String(), nil
+}
+
+// toUTF8 decodes body by the charset of its Content-Type or, for HTML, its
+// meta tag; UTF-8 when neither says otherwise.
+func toUTF8(body []byte, contentType string) string {
+	enc, name, _ := charset.DetermineEncoding(body, contentType)
+	if name == "utf-8" || enc == nil {
+		return string(body)
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return string(body)
+	}
+	return string(out)
 }
 
 // checkURL accepts http and https URLs whose host is a name or a canonical

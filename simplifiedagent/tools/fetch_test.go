@@ -48,6 +48,12 @@ func TestFetchURLReadable(t *testing.T) {
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		case "/slow":
 			time.Sleep(500 * time.Millisecond)
+		case "/latin1":
+			w.Header().Set("Content-Type", "text/html; charset=ISO-8859-1")
+			w.Write([]byte("<p>Caf\xe9 cr\xe8me</p>"))
+		case "/meta":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<meta charset=\"windows-1252\"><p>\x93quoted\x94</p>"))
 		case "/404":
 			http.NotFound(w, r)
 		}
@@ -66,6 +72,8 @@ func TestFetchURLReadable(t *testing.T) {
 			notWant: []string{"secret", "alert", "color: red", "Home", "Enable JavaScript", "©"}},
 		{path: "/redirect", want: []string{"URL: " + srv.URL + "/page", "Resuming a stream"}},
 		{path: "/plain", want: []string{"just text"}},
+		{path: "/latin1", want: []string{"Café crème"}},
+		{path: "/meta", want: []string{"“quoted”"}},
 		{path: "/big", want: []string{"[truncated]"}},
 		{path: "/image", wantErr: "unsupported content type"},
 		{path: "/loop", wantErr: "redirects"},
