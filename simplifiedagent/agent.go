@@ -147,6 +147,23 @@ func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
 	return res, err
 }
 
+// ModelError is the error of Run when a model call fails (HTTP errors after
+// retries, an error inside the stream, a cut stream). Its code for
+// toolmark.ErrorCode is toolmark.EUNAVAILABLE.
+type ModelError struct {
+	Round int // the failed round, 1-based
+	Err   error
+}
+
+// Error implements error.
+func (e *ModelError) Error() string { return fmt.Sprintf("model round %d: %v", e.Round, e.Err) }
+
+// Unwrap returns the model's error and a *toolmark.Error with code
+// EUNAVAILABLE, so that errors.Is and toolmark.ErrorCode see both.
+func (e *ModelError) Unwrap() []error {
+	return []error{e.Err, toolmark.Errorf(toolmark.EUNAVAILABLE, "%s", truncate(e.Error(), 300))}
+}
+
 // loop runs the rounds of one agent: the top-level one, or a sub-agent whose
 // tags nest under parentID and whose text is not shown.
 type loop struct {
@@ -216,9 +233,9 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 		text, calls, err := l.generate(ctx, msgs, offerTools)
 		if err != nil {
 			if ctx.Err() != nil {
-				err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+				return answer, rounds, fmt.Errorf("model round %d: %w: %w", round, context.Cause(ctx), err)
 			}
-			return answer, rounds, fmt.Errorf("model round %d: %w", round, err)
+			return answer, rounds, &ModelError{Round: round, Err: err}
 		}
 		answer = text
 		if len(calls) == 0 {

@@ -30,10 +30,11 @@ func mustOpenAI(tb testing.TB, url string) llms.Model {
 // recorded streams and compares the events with golden logs.
 func TestOpenAIScenarios(t *testing.T) {
 	tests := []struct {
-		name    string
-		files   []string
-		wantErr string
-		check   func(t *testing.T, res simplifiedagent.Result, srv *sseServer, rec *recorder)
+		name     string
+		files    []string
+		wantErr  string
+		check    func(t *testing.T, res simplifiedagent.Result, srv *sseServer, rec *recorder)
+		checkErr func(t *testing.T, err error)
 	}{
 		{name: "text", files: []string{"text.sse"}, check: func(t *testing.T, res simplifiedagent.Result, _ *sseServer, _ *recorder) {
 			if n := len(toolcallmarkup.Scan(res.Content)); n != 0 {
@@ -77,6 +78,12 @@ func TestOpenAIScenarios(t *testing.T) {
 		{name: "error_mid_stream", files: []string{"error_mid.sse"}, wantErr: "server_error", check: func(t *testing.T, res simplifiedagent.Result, _ *sseServer, _ *recorder) {
 			if len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "error" {
 				t.Errorf("tool calls %+v, want one error", res.ToolCalls)
+			}
+		}, checkErr: func(t *testing.T, err error) {
+			var me *simplifiedagent.ModelError
+			var ae *openaiwire.APIError
+			if !errors.As(err, &me) || me.Round != 1 || !errors.As(err, &ae) || toolmark.ErrorCode(err) != toolmark.EUNAVAILABLE {
+				t.Errorf("error %#v: want a ModelError wrapping an APIError, code unavailable", err)
 			}
 		}},
 		{name: "stream_cut", files: []string{"stream_cut.sse"}, wantErr: "stream ended", check: func(t *testing.T, res simplifiedagent.Result, _ *sseServer, _ *recorder) {
@@ -137,6 +144,9 @@ func TestOpenAIScenarios(t *testing.T) {
 			golden(t, tt.name, events)
 			if tt.check != nil {
 				tt.check(t, res, srv, rec)
+			}
+			if tt.checkErr != nil {
+				tt.checkErr(t, err)
 			}
 		})
 	}
