@@ -311,3 +311,49 @@ func TestChatToken(t *testing.T) {
 		t.Errorf("with TOOLMARK_TOKEN: no tool call finished:\n%s", stdout)
 	}
 }
+
+// TestChatInterruptTwice: a second Ctrl-C right after the first quits at
+// once (unless the server confirmed the cancel in between), and the turn is
+// cancelled on the server either way: the cancel request is not dropped.
+func TestChatInterruptTwice(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := chatCmd(ctx, t, srv.URL, "-m", "Compare resuming with cancelling, and explain snapshots.")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stdout.String(), "⠋ "); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tool call started\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(5 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(stderr.String(), "interrupted") && !strings.Contains(stderr.String(), "answer cancelled") {
+			t.Errorf("exit %v, stderr:\n%s\nstdout:\n%s", err, stderr, stdout)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("toolmark chat did not quit on the second Ctrl-C\nstderr:\n%s", stderr)
+	}
+	_, turnID := lastAnswer(t, srv.URL)
+	c := client.New(srv.URL)
+	var st client.TurnState
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if st, err = c.GetTurn(ctx, turnID); err != nil {
+			t.Fatal(err)
+		}
+		if st.Turn.Status.Final() || time.Now().After(end) {
+			break
+		}
+	}
+	if st.Turn.Status != toolmark.TurnCancelled {
+		t.Errorf("turn status %s, want cancelled", st.Turn.Status)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -228,7 +229,19 @@ func (s *chatSession) follow(ctx context.Context, turnID string) error {
 	quit := make(chan struct{})
 	watchDone := make(chan struct{})
 	followDone := make(chan struct{})
-	defer func() { close(followDone); <-watchDone }()
+	var cancelReq sync.WaitGroup
+	defer func() {
+		close(followDone)
+		<-watchDone
+		// A cancel request in flight is let finish (briefly) even when the
+		// second Ctrl-C quits: the turn must not go on without anyone.
+		waited := make(chan struct{})
+		go func() { cancelReq.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(3 * time.Second):
+		}
+	}()
 	go func() {
 		defer close(watchDone)
 		cancelled := false
@@ -245,10 +258,12 @@ func (s *chatSession) follow(ctx context.Context, turnID string) error {
 			}
 			cancelled = true
 			fmt.Fprintln(s.errOut, "\n⊘ cancelling the answer… (Ctrl-C again to quit)")
+			cancelReq.Add(1)
 			go func() {
-				cctx, cancel := context.WithTimeout(fctx, 10*time.Second)
+				defer cancelReq.Done()
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				defer cancel()
-				if _, err := s.c.CancelTurn(cctx, turnID); err != nil && fctx.Err() == nil {
+				if _, err := s.c.CancelTurn(cctx, turnID); err != nil {
 					fmt.Fprintf(s.errOut, "cancelling: %v\n", err)
 				}
 			}()
