@@ -5,6 +5,7 @@
 //	toolmark ingest    load markdown and text files into the knowledge base
 //	toolmark token     create an API token for a user
 //	toolmark migrate   apply the database migrations
+//	toolmark bench     the load tool
 //
 // Flags and environment variables are read here and nowhere else.
 package main
@@ -40,6 +41,7 @@ Usage:
   toolmark ingest  [flags] DIR    load .md and .txt files into the knowledge base
   toolmark token create --user NAME   print a new API token for NAME
   toolmark migrate [flags]        apply the database migrations
+  toolmark bench   [flags]        the load tool: run turns against a server, report throughput and latency
 
 Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server
@@ -65,6 +67,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return runToken(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

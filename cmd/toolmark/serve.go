@@ -40,7 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
 	provider := fs.String("model-provider", "", "demo, openai or anthropic (default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, anthropic if ANTHROPIC_API_KEY is set, else demo)")
-	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks")
+	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks (0: none)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -85,6 +85,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // modelConfig picks the model from the flag and the environment.
 func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
 	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay}
+	if demoDelay == 0 {
+		m.DemoDelay = -1 // no pause at all
+	}
 	if m.Provider == "" {
 		switch {
 		case os.Getenv("OPENAI_BASE_URL") != "" || os.Getenv("OPENAI_API_KEY") != "":
