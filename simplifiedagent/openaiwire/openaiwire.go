@@ -225,21 +225,42 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return -1
 }
 
+// errorBody is an error answer in any of the shapes servers use:
+// {"error": {"message", "type", "code"}} (OpenAI, llama.cpp),
+// {"error": "text"} (Ollama) or {"object": "error", "message", "type",
+// "code"} (vLLM).
 type errorBody struct {
-	Error *struct {
+	Error   json.RawMessage `json:"error"`
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    any             `json:"code"`
+}
+
+// apiError returns the error the body describes, or nil.
+func (b errorBody) apiError(status int) *APIError {
+	e := &APIError{StatusCode: status}
+	var inner struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
 		Code    any    `json:"code"`
-	} `json:"error"`
-}
-
-func (b errorBody) apiError(status int) *APIError {
-	e := &APIError{StatusCode: status}
-	if b.Error != nil {
-		e.Message, e.Type = b.Error.Message, b.Error.Type
-		if b.Error.Code != nil {
-			e.Code = fmt.Sprint(b.Error.Code)
+	}
+	var text string
+	switch {
+	case len(b.Error) > 0 && json.Unmarshal(b.Error, &inner) == nil && inner.Message != "":
+		e.Message, e.Type = inner.Message, inner.Type
+		if inner.Code != nil {
+			e.Code = fmt.Sprint(inner.Code)
 		}
+	case len(b.Error) > 0 && json.Unmarshal(b.Error, &text) == nil && text != "":
+		e.Message = text
+	case b.Object == "error":
+		e.Message, e.Type = b.Message, b.Type
+		if b.Code != nil {
+			e.Code = fmt.Sprint(b.Code)
+		}
+	default:
+		return nil
 	}
 	return e
 }
@@ -248,8 +269,10 @@ func readAPIError(resp *http.Response) *APIError {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var b errorBody
-	if json.Unmarshal(raw, &b) == nil && b.Error != nil {
-		return b.apiError(resp.StatusCode)
+	if json.Unmarshal(raw, &b) == nil {
+		if e := b.apiError(resp.StatusCode); e != nil {
+			return e
+		}
 	}
 	msg := strings.TrimSpace(string(raw))
 	if len(msg) > 300 {
@@ -495,8 +518,8 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
 			return nil, fmt.Errorf("openaiwire: bad chunk %q: %w", truncate(data, 200), err)
 		}
-		if ch.Error != nil {
-			return nil, ch.apiError(0)
+		if e := ch.apiError(0); e != nil {
+			return nil, e
 		}
 		if ch.Usage != nil {
 			a.usage = ch.Usage
@@ -536,8 +559,8 @@ func (m *Model) readWhole(ctx context.Context, body io.Reader, opts *llms.CallOp
 	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&ch); err != nil {
 		return nil, fmt.Errorf("openaiwire: decoding response: %w", err)
 	}
-	if ch.Error != nil {
-		return nil, ch.apiError(0)
+	if e := ch.apiError(0); e != nil {
+		return nil, e
 	}
 	if len(ch.Choices) == 0 {
 		return nil, errors.New("openaiwire: response has no choices")

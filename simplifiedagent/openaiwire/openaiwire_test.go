@@ -115,6 +115,18 @@ func TestErrors(t *testing.T) {
 			w.WriteHeader(401)
 			io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
 		}, "HTTP 401", 401},
+		{"ollama", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(404)
+			io.WriteString(w, `{"error":"model \"llama9\" not found, try pulling it first"}`)
+		}, `HTTP 404: model "llama9" not found`, 404},
+		{"vllm", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`)
+		}, "HTTP 400 BadRequestError: This model's maximum context length", 400},
+		{"vllm in stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"object":"error","message":"Internal server error","type":"InternalServerError","param":null,"code":500}`+"\n\n")
+		}, "error in stream InternalServerError: Internal server error", 0},
 		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Gateway", 502)
 		}, "HTTP 502: Bad Gateway", 502},
