@@ -451,3 +451,43 @@ func TestDemoGolden(t *testing.T) {
 	}
 	golden(t, "demo_simple", rec.all())
 }
+
+// TestSubagentStandalone: outside Run the subagent tool runs its own loop
+// and returns the answer.
+func TestSubagentStandalone(t *testing.T) {
+	sub := simplifiedagent.NewSubagent(&demo.Model{}, tools.NewSearchDocuments(&fakeSearcher{docs: testDocs}))
+	got, err := sub.Call(context.Background(), `{"task":"How does Last-Event-ID work?"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Last-Event-ID") || !strings.Contains(got, "[1] Resuming a stream — resume.md") {
+		t.Errorf("answer %q", got)
+	}
+	if _, err := sub.Call(context.Background(), `{"task":""}`); err == nil {
+		t.Error("empty task: want an error")
+	}
+}
+
+// TestSubagentFails: a sub-agent whose model fails reports phase failed,
+// its tag becomes error, and the parent run goes on.
+func TestSubagentFails(t *testing.T) {
+	sub := simplifiedagent.NewSubagent(&scripted{}) // no replies: its model fails
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{toolCall("s1", "subagent", `{"task":"t"}`)}},
+		{Content: "The sub-agent failed."},
+	}}
+	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", Tools: []simplifiedagent.Tool{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, e := range rec.ofType(toolmark.EventSubagentStatus) {
+		phases = append(phases, e.Data.(toolmark.SubagentStatusData).Phase)
+	}
+	if got := strings.Join(phases, ","); got != "started,round,failed" {
+		t.Errorf("phases %s", got)
+	}
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "error" || !strings.Contains(res.ToolCalls[0].Error, "no more replies") {
+		t.Errorf("records %+v", res.ToolCalls)
+	}
+}

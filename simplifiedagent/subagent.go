@@ -64,9 +64,10 @@ func (a *Subagent) Call(ctx context.Context, input string) (string, error) {
 	var args struct {
 		Task string `json:"task"`
 	}
-	if err := json.Unmarshal([]byte(input), &args); err != nil || strings.TrimSpace(args.Task) == "" {
-		args.Task = strings.TrimSpace(input)
+	if err := json.Unmarshal([]byte(input), &args); err != nil {
+		args.Task = input // a plain-text task
 	}
+	args.Task = strings.TrimSpace(args.Task)
 	if args.Task == "" {
 		return "", errors.New("subagent: task is empty")
 	}
