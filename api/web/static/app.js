@@ -183,10 +183,24 @@ function renderMessages(messages) {
   scrollToEnd(true);
 }
 
+let scrollPending = false;
+
+/** scrollToEnd keeps the newest text in view, at most once a frame, unless
+ * the reader has scrolled up (force scrolls anyway). */
 function scrollToEnd(force) {
   const m = els.messages;
-  const near = m.scrollHeight - m.scrollTop - m.clientHeight < 120;
-  if (force || near) m.scrollTop = m.scrollHeight;
+  if (force) {
+    m.scrollTop = m.scrollHeight;
+    return;
+  }
+  if (scrollPending) return;
+  const near = m.scrollHeight - m.scrollTop - m.clientHeight < 160;
+  if (!near) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    m.scrollTop = m.scrollHeight;
+  });
 }
 
 function setTodos(todos) {
@@ -324,16 +338,35 @@ class LiveView {
     if (!this.lastText) {
       this.lastText = document.createElement('div');
       this.lastText.className = 'live-text';
+      this.lastText.hidden = true;
       this.lastText.raw = '';
+      this.lastText.started = false;
+      this.lastText.newlines = 0;
       this.root.append(this.lastText);
     }
     const seg = this.lastText;
     seg.raw += text;
     // The blank lines that separate text from tool calls in markdown would
-    // show as gaps in plain text: drop them at the edges of a segment.
-    const shown = seg.raw.replace(/^\n+/, '').replace(/\n+$/, '').replace(/\n{3,}/g, '\n\n');
-    if (seg.textContent !== shown) seg.textContent = shown;
-    seg.hidden = shown.trim() === '';
+    // show as gaps in plain text: newlines at the start of a segment are
+    // dropped, newlines at its end wait for more text, and a run of them
+    // shows as at most one blank line. Only the new part is appended, so a
+    // long answer costs linear time.
+    let out = '';
+    for (const part of text.split(/(\n+)/)) {
+      if (!part) continue;
+      if (part[0] === '\n') {
+        if (seg.started) seg.newlines += part.length;
+        continue;
+      }
+      if (seg.newlines) out += seg.newlines > 1 ? '\n\n' : '\n';
+      seg.newlines = 0;
+      seg.started = true;
+      out += part;
+    }
+    if (out) {
+      seg.append(out);
+      seg.hidden = seg.hidden && out.trim() === '';
+    }
   }
 
   addWidget(call, container, parentId) {
