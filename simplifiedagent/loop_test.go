@@ -491,3 +491,44 @@ func TestSubagentFails(t *testing.T) {
 		t.Errorf("records %+v", res.ToolCalls)
 	}
 }
+
+// stubborn is a model that streams one chunk and then ignores its context.
+type stubborn struct{ release chan struct{} }
+
+func (m stubborn) GenerateContent(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	_ = o.StreamingFunc(ctx, []byte("thinking <Tool"))
+	<-m.release
+	_ = o.StreamingFunc(ctx, []byte("late text"))
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "thinking <Toollate text"}}}, nil
+}
+
+func (m stubborn) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+// TestModelIgnoresCancel: Run returns promptly even when the model does not
+// stop, and nothing it does later reaches the events.
+func TestModelIgnoresCancel(t *testing.T) {
+	m := stubborn{release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := newRecorder()
+	go func() {
+		rec.waitFor(context.Background(), func(e simplifiedagent.Event) bool { return e.Type == toolmark.EventTextDelta })
+		cancel()
+	}()
+	start := time.Now()
+	res, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: m, Input: "x", CancelGrace: 50 * time.Millisecond}, rec.emit)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
+		t.Fatalf("got %v after %v", err, time.Since(start))
+	}
+	n := len(rec.all())
+	close(m.release)
+	time.Sleep(20 * time.Millisecond)
+	if len(rec.all()) != n || replay(t, rec.all()) != res.Content {
+		t.Errorf("events after Run returned, or replay differs: %q", res.Content)
+	}
+}

@@ -3,8 +3,10 @@ package simplifiedagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -38,7 +40,7 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 	if h.next != nil {
 		h.next.HandleLLMGenerateContentStart(ctx, msgs)
 	}
-	resp, err := l.req.Model.GenerateContent(gctx, msgs, opts...)
+	resp, err := l.callModel(ctx, gctx, msgs, opts)
 	if h.next != nil {
 		if err != nil {
 			h.next.HandleLLMError(ctx, err)
@@ -74,6 +76,38 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 		full = streamed
 	}
 	return full, l.matchCalls(rs, final), nil
+}
+
+// callModel calls the model and returns its answer, or ctx's error once
+// ctx is done and the model has had CancelGrace to return.
+func (l *loop) callModel(ctx, gctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
+	type answer struct {
+		resp *llms.ContentResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- answer{err: fmt.Errorf("the model panicked: %v", r)}
+			}
+		}()
+		resp, err := l.req.Model.GenerateContent(gctx, msgs, opts...)
+		done <- answer{resp, err}
+	}()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(l.req.CancelGrace)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-t.C:
+		return nil, fmt.Errorf("the model ignored cancellation: %w", context.Cause(ctx))
+	}
 }
 
 func (l *loop) showTextChunk(s string) {
