@@ -56,6 +56,12 @@ type ResultAttrsTool interface {
 	ResultAttrs(result string) []toolcallmarkup.Attr
 }
 
+// TimeoutTool is a Tool that needs a timeout other than
+// Request.ToolTimeout, such as a sub-agent that makes several model calls.
+type TimeoutTool interface {
+	Timeout() time.Duration
+}
+
 // untaggedTool marks tools that report through their own events (todo_list)
 // instead of a tag and the tool_call_* events.
 type untaggedTool interface {

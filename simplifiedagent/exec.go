@@ -184,7 +184,11 @@ func (l *loop) prepare(c *call) (string, error) {
 // runTool calls the tool with its own timeout, turns a panic into an error
 // and abandons a tool that ignores its context after the grace period.
 func (l *loop) runTool(ctx, cctx context.Context, c *call, input string, done chan<- outcome) {
-	tctx, cancel := context.WithTimeout(cctx, l.req.ToolTimeout)
+	timeout := l.req.ToolTimeout
+	if t, ok := c.tool.(TimeoutTool); ok && t.Timeout() > 0 {
+		timeout = t.Timeout()
+	}
+	tctx, cancel := context.WithTimeout(cctx, timeout)
 	defer cancel()
 	res := make(chan outcome, 1)
 	go func() {
@@ -214,7 +218,7 @@ func (l *loop) runTool(ctx, cctx context.Context, c *call, input string, done ch
 		case ctx.Err() != nil:
 			o.err = errCancelled
 		case errors.Is(tctx.Err(), context.DeadlineExceeded):
-			o.err = fmt.Errorf("timed out after %s", l.req.ToolTimeout)
+			o.err = fmt.Errorf("timed out after %s", timeout)
 		}
 	}
 	done <- o

@@ -532,3 +532,21 @@ func TestModelIgnoresCancel(t *testing.T) {
 		t.Errorf("events after Run returned, or replay differs: %q", res.Content)
 	}
 }
+
+type slowTool struct{ funcTool }
+
+func (slowTool) Timeout() time.Duration { return 20 * time.Millisecond }
+
+// TestTimeoutTool: a tool's own Timeout wins over Request.ToolTimeout.
+func TestTimeoutTool(t *testing.T) {
+	slow := slowTool{funcTool{"slow", func(ctx context.Context, _ string) (string, error) { <-ctx.Done(); return "", ctx.Err() }}}
+	m := &scripted{replies: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{toolCall("c", "slow", "{}")}}, {Content: "ok"}}}
+	start := time.Now()
+	res, _, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", ToolTimeout: time.Hour, Tools: []simplifiedagent.Tool{slow}})
+	if err != nil || time.Since(start) > 2*time.Second {
+		t.Fatalf("%v after %v", err, time.Since(start))
+	}
+	if res.ToolCalls[0].Error != "timed out after 20ms" {
+		t.Errorf("error %q", res.ToolCalls[0].Error)
+	}
+}

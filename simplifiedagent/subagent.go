@@ -23,7 +23,18 @@ type Subagent struct {
 	Tools       []Tool
 	System      string
 	MaxRounds   int           // default 4
-	ToolTimeout time.Duration // default DefaultToolTimeout
+	ToolTimeout time.Duration // for the sub-agent's tools; default DefaultToolTimeout
+	// TotalTimeout bounds the whole sub-agent call; default 5 minutes.
+	TotalTimeout time.Duration
+}
+
+// Timeout implements TimeoutTool: a sub-agent gets TotalTimeout, not the
+// run's ToolTimeout.
+func (a *Subagent) Timeout() time.Duration {
+	if a.TotalTimeout > 0 {
+		return a.TotalTimeout
+	}
+	return 5 * time.Minute
 }
 
 // NewSubagent returns the subagent tool running model with tools.
