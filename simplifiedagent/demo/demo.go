@@ -399,9 +399,9 @@ func answer(question string, results []toolResult) string {
 			"Ask about toolmark: its markup, events, resume, cancellation or deployment.\n", oneLine(question, 100))
 	}
 	if len(sources) > 0 {
-		b.WriteString("\nSources:\n")
+		b.WriteString("\nSources:\n\n")
 		for i, s := range sources {
-			fmt.Fprintf(&b, "[%d] %s — %s\n", i+1, s.title, s.where)
+			fmt.Fprintf(&b, "- [%d] %s — %s\n", i+1, s.title, s.where)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
