@@ -326,10 +326,9 @@ class LiveView {
         if (!parent) this.appendText(restoreText(n.text));
         continue; // text inside a tool element's body is not shown
       }
-      const el = this.addWidget(n.call, container, parent);
+      this.addWidget(n.call, container, parent);
       if (n.children.length) this.build(n.children, null, n.call.id);
       this.lastText = null;
-      void el;
     }
   }
 
@@ -401,9 +400,8 @@ class LiveView {
 
   /** finalizeOpen marks widgets still pending/running with the given status. */
   finalizeOpen(status) {
-    for (const [id, call] of this.calls) {
+    for (const call of this.calls.values()) {
       if (!isFinal(call.status)) this.updateWidget({ ...call, status });
-      void id;
     }
   }
 }
