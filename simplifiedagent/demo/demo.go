@@ -370,7 +370,7 @@ func answer(question string, results []toolResult) string {
 			fmt.Fprintf(&b, "**%s**\n\n", capitalize(q))
 			for _, h := range hits {
 				n := cite(source{title: h[2], where: h[3]})
-				fmt.Fprintf(&b, "- %s [%d]\n", oneLine(h[4], 240), n)
+				fmt.Fprintf(&b, "- %s [%d]\n", cleanSnippet(h[4]), n)
 			}
 			b.WriteString("\n")
 			wrote = true
@@ -399,12 +399,27 @@ func answer(question string, results []toolResult) string {
 			"Ask about toolmark: its markup, events, resume, cancellation or deployment.\n", oneLine(question, 100))
 	}
 	if len(sources) > 0 {
-		b.WriteString("\nSources:\n\n")
+		text := strings.TrimRight(b.String(), "\n")
+		b.Reset()
+		b.WriteString(text + "\n\nSources:\n\n")
 		for i, s := range sources {
 			fmt.Fprintf(&b, "- [%d] %s — %s\n", i+1, s.title, s.where)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+var snippetMarkup = strings.NewReplacer("`", "", "|", " ", "**", "", "#", "", "*", "", "_", " ", "[", "(", "]", ")", "<", "‹", ">", "›")
+
+// cleanSnippet makes a search snippet safe to quote in Markdown: markup
+// characters from the source dropped, the search's «match» marks bold.
+func cleanSnippet(s string) string {
+	s = oneLine(snippetMarkup.Replace(s), 240)
+	s = strings.NewReplacer("«", "**", "»", "**").Replace(s)
+	if strings.Count(s, "**")%2 == 1 { // a mark cut off by the length limit
+		s += "**"
+	}
+	return s
 }
 
 func firstNonEmpty(a, b string) string {
