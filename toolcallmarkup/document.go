@@ -1,6 +1,7 @@
 package toolcallmarkup
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -228,9 +229,35 @@ func (d *Document) AppendNeutralised(s string) {
 	s = escapeRawTags(s)
 	if s != "" {
 		d.closeTrailing(&d.root)
+		d.escapeSplitTag(s)
 	}
 	d.root.appendText(s)
 	d.size += len(s)
+}
+
+// escapeSplitTag escapes a '<' at the end of the content that s would
+// complete into a tag name: a tag split across two chunks of a tampered
+// log. Text a Document wrote never needs it, because AppendText lets a '<'
+// out only once what follows it decided it starts no tag name.
+func (d *Document) escapeSplitTag(s string) {
+	k := len(d.root.items)
+	if k == 0 || d.root.items[k-1].n != nil {
+		return
+	}
+	const longest = len("</toolcall")
+	prev := d.root.items[k-1].text
+	i := bytes.LastIndexByte(prev, '<')
+	if i < 0 || len(prev)-i > longest || matchName(string(prev[i+1:])) != partialMatch {
+		return
+	}
+	head := s[:min(len(s), longest)]
+	if matchName(string(prev[i+1:])+head) != fullMatch {
+		return
+	}
+	fixed := make([]byte, 0, len(prev)+3)
+	fixed = append(append(append(fixed, prev[:i]...), "&lt;"...), prev[i+1:]...)
+	d.root.items[k-1].text = fixed
+	d.size += 3
 }
 
 // Start appends the element of a new tool call at the end of the content, or
