@@ -156,7 +156,6 @@ func FuzzRewrite(f *testing.F) {
 			}
 			ids[raw.ID] = true
 			if raw.ID == id && target == nil {
-				s := s
 				target = &s
 			}
 		}
