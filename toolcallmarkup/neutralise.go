@@ -150,8 +150,11 @@ func RestoreText(s string) string {
 }
 
 // escapeRawTags makes already neutralised text safe in case it is not:
-// every '<' in front of a tag name becomes "&lt;" and invalid UTF-8 and NUL
-// become U+FFFD. Neutralised text passes through unchanged.
+// every '<' in front of a whole tag name becomes "&lt;" and invalid UTF-8
+// and NUL become U+FFFD. Neutralised text passes through unchanged: it
+// holds a raw '<' before a partial name only at its end, when the text that
+// followed decided it was no tag (Document.AppendNeutralised checks that
+// across chunks).
 func escapeRawTags(s string) string {
 	if strings.IndexByte(s, '<') < 0 && strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
 		return s
@@ -161,7 +164,7 @@ func escapeRawTags(s string) string {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == '<' && matchName(s[i+1:]) != noMatch:
+		case c == '<' && matchName(s[i+1:]) == fullMatch:
 			b.WriteString("&lt;")
 			i++
 		case c == 0:
