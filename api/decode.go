@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // decodeJSON reads a request body of at most max bytes holding exactly one
@@ -79,7 +80,7 @@ func parseCursor(s, what string) (int64, error) {
 
 func truncateForMessage(s string) string {
 	if len(s) > 40 {
-		s = s[:40] + "…"
+		s = toolcallmarkup.Truncate(s, 40) + "…"
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -51,11 +51,7 @@ func truncateBytes(s string, n int) string {
 		return s
 	}
 	const ell = "…"
-	cut := max(n-len(ell), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ell
+	return toolcallmarkup.Truncate(s, max(n-len(ell), 0)) + ell
 }
 
 // DefaultStatusTexts returns the built-in status texts per tool type:

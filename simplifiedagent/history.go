@@ -209,8 +209,5 @@ func oneLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return toolcallmarkup.Truncate(s, n) + "…"
 }

@@ -483,8 +483,5 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "\n[truncated]"
+	return toolcallmarkup.Truncate(s, n) + "\n[truncated]"
 }

@@ -136,6 +136,8 @@ func percentiles(ds []time.Duration) string {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	p := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond) }
+	p := func(q float64) time.Duration {
+		return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond)
+	}
 	return fmt.Sprintf("p50 %v  p95 %v  p99 %v  (n=%d)", p(0.50), p(0.95), p(0.99), len(s))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // Banner starts every answer of the demo model.
@@ -443,10 +444,7 @@ func oneLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return toolcallmarkup.Truncate(s, n) + "…"
 }
 
 func (m *Model) pause(ctx context.Context) error {

@@ -29,6 +29,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // ErrStreamCut means the response stream ended before the model finished.
@@ -591,5 +592,5 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return toolcallmarkup.Truncate(s, n) + "…"
 }
