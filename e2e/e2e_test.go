@@ -115,12 +115,15 @@ func runScript(t *testing.T, script, baseURL string, env ...string) string {
 // cutProxy is a reverse proxy in front of a server that can drop every
 // open event stream at once, as a network failure does: the browser's
 // connection is closed without the stream's end. POST /__test/cut drops
-// them.
+// them; with ?fail=N the next N requests for an event stream are then
+// answered 503, as a restarting server would (EventSource gives up on
+// such an answer, so the page must reconnect by itself).
 type cutProxy struct {
 	target *url.URL
 	proxy  *httputil.ReverseProxy
 	mu     sync.Mutex
 	cuts   map[chan struct{}]bool
+	fail   int
 }
 
 func newCutProxy(target string) *cutProxy {
@@ -139,6 +142,7 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			close(c)
 			delete(p.cuts, c)
 		}
+		p.fail, _ = strconv.Atoi(r.URL.Query().Get("fail"))
 		p.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"cut":`+strconv.Itoa(n)+`}`)
@@ -150,6 +154,14 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cut := make(chan struct{})
 	p.mu.Lock()
+	if p.fail > 0 {
+		p.fail--
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"code":"unavailable","message":"restarting"}}`)
+		return
+	}
 	p.cuts[cut] = true
 	p.mu.Unlock()
 	defer func() {
