@@ -357,3 +357,34 @@ func TestChatInterruptTwice(t *testing.T) {
 		t.Errorf("turn status %s, want cancelled", st.Turn.Status)
 	}
 }
+
+// TestChatContinue: a one-shot chat names its new conversation, and
+// --conversation sends the next message into it.
+func TestChatContinue(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, _, stderr := chatCmd(ctx, t, srv.URL, "-m", "What is a ToolCall tag?")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("first message: %v\n%s", err, stderr)
+	}
+	convs, err := client.New(srv.URL).ListConversations(ctx)
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("%v, %d conversations", err, len(convs))
+	}
+	id := convs[0].ID
+	if !strings.Contains(stderr.String(), "--conversation "+id) {
+		t.Errorf("stderr does not name the conversation:\n%s", stderr)
+	}
+	cmd, _, stderr = chatCmd(ctx, t, srv.URL, "--conversation", id, "And what is a snapshot?")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("second message: %v\n%s", err, stderr)
+	}
+	conv, err := client.New(srv.URL).GetConversation(ctx, id)
+	if err != nil || len(conv.Messages) != 4 {
+		t.Fatalf("%v, %d messages, want 4", err, len(conv.Messages))
+	}
+	if conv.Messages[2].Content != "And what is a snapshot?" {
+		t.Errorf("third message %q", conv.Messages[2].Content)
+	}
+}

@@ -199,6 +199,7 @@ func (s *chatSession) send(ctx context.Context, text string) error {
 			return fmt.Errorf("creating a conversation: %w", err)
 		}
 		s.convID = conv.ID
+		fmt.Fprintf(s.errOut, "(conversation %s — continue it with --conversation %s)\n", conv.ID, conv.ID)
 	}
 	key := newIdempotencyKey()
 	var ti client.TurnInfo
