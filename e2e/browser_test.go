@@ -75,3 +75,11 @@ func mustToken(tb testing.TB, srv *testserver.Server) string {
 	}
 	return tok
 }
+
+// TestBrowserSidebar: listing, selecting, deleting (with a confirmation)
+// and starting conversations.
+func TestBrowserSidebar(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "sidebar.mjs", srv.URL)
+}

@@ -134,6 +134,7 @@ async function deleteConversation(id) {
 
 function newConversation() {
   stopFollowing();
+  showError('');
   state.currentId = null;
   history.replaceState(null, '', location.pathname);
   renderConversationList();
@@ -226,6 +227,7 @@ function setTodos(todos) {
 
 async function selectConversation(id, { quiet } = {}) {
   stopFollowing();
+  if (!quiet) showError('');
   state.currentId = id;
   history.replaceState(null, '', '#' + encodeURIComponent(id));
   renderConversationList();
