@@ -22,7 +22,7 @@ func TestBrowserAsk(t *testing.T) {
 // shows no duplicated text, and its live text equals the stored content.
 func TestBrowserResume(t *testing.T) {
 	needBrowser(t)
-	srv := testserver.Start(t, testserver.Options{DemoDelay: 120 * time.Millisecond})
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 150 * time.Millisecond})
 	proxy := httptest.NewServer(newCutProxy(srv.URL))
 	defer proxy.Close()
 	runScript(t, "drop.mjs", proxy.URL)
