@@ -5,7 +5,7 @@ package toolmark
 
 // TurnQueuedData is the payload of turn_queued.
 type TurnQueuedData struct {
-	Position int `json:"position"` // 0 when a slot is free at once
+	Position int `json:"position"` // 0 when a slot is free at once, else the place in the queue (1 = next)
 }
 
 // TurnStartedData is the payload of turn_started.
