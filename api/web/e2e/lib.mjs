@@ -94,9 +94,16 @@ export async function run(name, fn) {
   }
 }
 
-export function noProblems(problems) {
+/**
+ * noProblems fails on any dialog, uncaught page error or console error;
+ * `expected` matches console errors a test causes on purpose (a dropped
+ * network, say).
+ */
+export function noProblems(problems, expected = null) {
   assert(problems.dialogs.length === 0, 'dialogs opened: ' + problems.dialogs.join('; '));
   assert(problems.errors.length === 0, 'page errors: ' + problems.errors.join('; '));
   const csp = problems.console.filter((m) => /Content Security Policy/i.test(m));
   assert(csp.length === 0, 'CSP violations: ' + csp.join('; '));
+  const other = problems.console.filter((m) => !(expected && expected.test(m)));
+  assert(other.length === 0, 'console errors: ' + other.join('; '));
 }
