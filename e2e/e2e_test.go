@@ -81,8 +81,9 @@ func needBrowser(tb testing.TB) (node, dir, chromium string) {
 }
 
 // runScript runs one browser script against baseURL and fails the test with
-// its output when it fails. Screenshots go to a directory kept after the
-// test (its path is logged) so that they can be looked at.
+// its output when it fails. Screenshots go to $TOOLMARK_SCREENSHOTS when
+// set, else to a temporary directory that is kept (and named in the log)
+// only when the test fails.
 func runScript(t *testing.T, script, baseURL string, env ...string) string {
 	t.Helper()
 	node, dir, chromium := needBrowser(t)
@@ -93,6 +94,12 @@ func runScript(t *testing.T, script, baseURL string, env ...string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tmp := shots
+		t.Cleanup(func() {
+			if !t.Failed() {
+				os.RemoveAll(tmp)
+			}
+		})
 	}
 	shots = filepath.Join(shots, strings.TrimSuffix(script, ".mjs"))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
