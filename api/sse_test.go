@@ -96,7 +96,7 @@ func FuzzParseCursor(f *testing.F) {
 			return
 		}
 		msg := toolmark.ErrorMessage(err)
-		if len(msg) > 200 || !strings.Contains(msg, "after") || toolmark.ErrorCode(err) != toolmark.EINVALID {
+		if len(msg) > 300 || !strings.Contains(msg, "after") || toolmark.ErrorCode(err) != toolmark.EINVALID {
 			t.Fatalf("bad error for %q: %q", s, msg)
 		}
 	})
