@@ -78,6 +78,22 @@ func chatCmd(ctx context.Context, tb testing.TB, url string, args ...string) (*e
 
 // lastAnswer returns the stored content of the newest conversation's last
 // assistant message, and its turn id.
+// waitFinal polls a turn until it is final or d has passed, and returns
+// what it last saw.
+func waitFinal(tb testing.TB, c *client.Client, turnID string, d time.Duration) client.TurnState {
+	tb.Helper()
+	ctx := context.Background()
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		st, err := c.GetTurn(ctx, turnID)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if st.Turn.Status.Final() || time.Now().After(end) {
+			return st
+		}
+	}
+}
+
 func lastAnswer(tb testing.TB, url string) (content, turnID string) {
 	tb.Helper()
 	ctx := context.Background()
@@ -255,18 +271,7 @@ func TestChatInterrupt(t *testing.T) {
 		t.Errorf("stderr does not tell about the cancel:\n%s", stderr)
 	}
 	_, turnID := lastAnswer(t, srv.URL)
-	// The terminal event can reach the client a moment before the turn's
-	// row says so.
-	var st client.TurnState
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		var err error
-		if st, err = c.GetTurn(ctx, turnID); err != nil {
-			t.Fatal(err)
-		}
-		if st.Turn.Status.Final() || time.Now().After(end) {
-			break
-		}
-	}
+	st := waitFinal(t, c, turnID, 5*time.Second)
 	if st.Turn.Status != toolmark.TurnCancelled {
 		t.Errorf("turn status %s, want cancelled", st.Turn.Status)
 	}
@@ -343,16 +348,7 @@ func TestChatInterruptTwice(t *testing.T) {
 	}
 	_, turnID := lastAnswer(t, srv.URL)
 	c := client.New(srv.URL)
-	var st client.TurnState
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		var err error
-		if st, err = c.GetTurn(ctx, turnID); err != nil {
-			t.Fatal(err)
-		}
-		if st.Turn.Status.Final() || time.Now().After(end) {
-			break
-		}
-	}
+	st := waitFinal(t, c, turnID, 10*time.Second)
 	if st.Turn.Status != toolmark.TurnCancelled {
 		t.Errorf("turn status %s, want cancelled", st.Turn.Status)
 	}
