@@ -79,3 +79,21 @@ func TestQueue(t *testing.T) {
 		t.Errorf("second turn started at %v, before the first ended at %v", secondStart, firstEnd)
 	}
 }
+
+// TestCancelQueuedTurn cancels a turn while it waits for a slot: it ends
+// turn_cancelled without having started, and the running turn is untouched.
+func TestCancelQueuedTurn(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, MaxTurns: 1})
+	c := newClient(t, srv.URL, "")
+	first := c.postTurn(c.newConversation(), twoToolQuestion)
+	second := c.postTurn(c.newConversation(), twoToolQuestion)
+	c.mustJSON("POST", "/api/turns/"+second.ID+"/cancel", "", http.StatusAccepted, nil)
+	evs := c.allEvents(second.ID, -1)
+	if len(evs) != 2 || evs[0].Type != toolmark.EventTurnQueued || evs[1].Type != toolmark.EventTurnCancelled {
+		t.Fatalf("cancelled queued turn: got %s", summarize(evs))
+	}
+	checkStream(t, srv, evs)
+	if firstEvs := c.allEvents(first.ID, -1); firstEvs[len(firstEvs)-1].Type != toolmark.EventTurnCompleted {
+		t.Errorf("the running turn ended with %s", firstEvs[len(firstEvs)-1].Type)
+	}
+}

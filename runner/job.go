@@ -41,8 +41,10 @@ func (j *job) run() {
 	select {
 	case r.slot <- struct{}{}:
 	case <-j.ctx.Done():
-		r.forget(j, true)
+		// Cancelled while queued: finalise first, so Shutdown, which waits
+		// for forget, never returns with the turn still open.
 		j.finish(log, nil)
+		r.forget(j, true)
 		return
 	}
 	r.mu.Lock()
