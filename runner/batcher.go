@@ -93,7 +93,10 @@ func (b *batcher) emit(_ context.Context, e Event) error {
 	if b.err != nil {
 		return b.err
 	}
-	if err := store.ApplyEvent(b.doc, toolmark.Event{Type: e.Type, Data: data}); err != nil {
+	if td, ok := e.Data.(toolmark.TextDeltaData); ok && e.Type == toolmark.EventTextDelta {
+		// The hot path, once per streamed chunk: no JSON round trip.
+		b.doc.AppendNeutralised(td.Text)
+	} else if err := store.ApplyEvent(b.doc, toolmark.Event{Type: e.Type, Data: data}); err != nil {
 		return fmt.Errorf("applying %s: %w", e.Type, err)
 	}
 	urgent := false
