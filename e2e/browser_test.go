@@ -40,7 +40,9 @@ func TestBrowserStop(t *testing.T) {
 // no script runs, no dialog opens, no widget is forged.
 func TestBrowserHostileContent(t *testing.T) {
 	needBrowser(t)
-	srv := testserver.Start(t, testserver.Options{})
+	// A realistic pace, so the page shows the turn live before it ends: with
+	// no pause the answer can be done before the live message appears.
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
 	runScript(t, "hostile.mjs", srv.URL)
 }
 
