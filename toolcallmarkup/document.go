@@ -15,15 +15,10 @@ import (
 //
 // A Document is not safe for concurrent use.
 type Document struct {
-	root    node
-	byID    map[string]*node
-	pending string // untrusted text held back at a chunk boundary
-	// heldAmp is true when the held-back text is a '&', then amps times
-	// "amp;", then pending: a run that only later text can decide and that
-	// has no length limit, so it is kept as a count and never scanned again.
-	heldAmp bool
-	amps    int
-	size    int // len(String())
+	root node
+	byID map[string]*node
+	nz   Neutraliser // untrusted text held back at a chunk boundary
+	size int         // len(String())
 }
 
 type node struct {
@@ -151,74 +146,24 @@ func (n *node) appendBytes(b []byte) {
 // then or until Flush; so appending a text in one piece or byte by byte
 // yields the same content.
 func (d *Document) AppendText(s string) string {
-	var out []byte
-	in := s
-	if d.heldAmp {
-		// Only what follows the run of "amp;" decides the '&'.
-		rest := d.pending + s
-		for strings.HasPrefix(rest, "amp;") {
-			d.amps++
-			rest = rest[4:]
-		}
-		m := matchRef(rest)
-		if m == partialMatch {
-			d.pending = rest
-			return ""
-		}
-		out = append(out, '&')
-		if m == fullMatch {
-			out = append(out, "amp;"...)
-		}
-		for ; d.amps > 0; d.amps-- {
-			out = append(out, "amp;"...)
-		}
-		d.heldAmp, d.pending = false, ""
-		in = rest
-	} else if d.pending != "" {
-		in = d.pending + s
-	}
-	out, rest := neutralise(out, in, false)
-	d.hold(rest)
-	if len(out) > 0 {
-		d.closeTrailing(&d.root)
-	}
-	d.root.appendBytes(out)
-	d.size += len(out)
-	return string(out)
-}
-
-// hold keeps rest, the undecided end of the text, until the next chunk.
-func (d *Document) hold(rest string) {
-	d.pending = rest
-	if rest == "" || rest[0] != '&' {
-		return
-	}
-	r := rest[1:]
-	n := 0
-	for strings.HasPrefix(r, "amp;") {
-		n++
-		r = r[4:]
-	}
-	d.heldAmp, d.amps, d.pending = true, n, r
+	return d.appendOut(d.nz.Write(s))
 }
 
 // Flush appends the text held back by AppendText and returns it,
 // neutralised. Call it before Start, at the end of a model's reply, and
 // before reading String if the held-back text must be included.
 func (d *Document) Flush() string {
-	if d.pending == "" && !d.heldAmp {
+	return d.appendOut(d.nz.Flush())
+}
+
+func (d *Document) appendOut(out string) string {
+	if out == "" {
 		return ""
 	}
-	in := d.pending
-	if d.heldAmp {
-		in = "&" + strings.Repeat("amp;", d.amps) + d.pending
-	}
-	out, _ := neutralise(nil, in, true)
-	d.pending, d.heldAmp, d.amps = "", false, 0
 	d.closeTrailing(&d.root)
-	d.root.appendBytes(out)
+	d.root.appendText(out)
 	d.size += len(out)
-	return string(out)
+	return out
 }
 
 // AppendNeutralised appends text that a Document already neutralised (the
@@ -304,7 +249,7 @@ func (d *Document) Update(id string, u Update) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%q: %w", id, ErrNotFound)
 	}
-	tc, err := apply(n.tc, u)
+	tc, err := ApplyUpdate(n.tc, u)
 	if err != nil {
 		return "", fmt.Errorf("%q: %w", id, err)
 	}
@@ -335,7 +280,7 @@ func (d *Document) Finalize(s Status, errText string) []string {
 		if n.tc.Status.Final() {
 			continue
 		}
-		tc, err := apply(n.tc, Update{Status: s, Error: errText})
+		tc, err := ApplyUpdate(n.tc, Update{Status: s, Error: errText})
 		if err != nil {
 			continue
 		}
@@ -410,8 +355,12 @@ func (n *node) write(b *strings.Builder) {
 	}
 }
 
-// apply returns tc changed by u, or why it cannot change.
-func apply(tc ToolCall, u Update) (ToolCall, error) {
+// ApplyUpdate returns tc changed by u, or why it cannot change: ErrFinal
+// for a final tc, ErrTransition for a status that would move backwards,
+// ErrInvalid for an unknown status or attribute key. Values are normalised
+// as a tag stores them. A producer that keeps its own ToolCall values (an
+// agent) uses it with OpenTag to write the markup of its events.
+func ApplyUpdate(tc ToolCall, u Update) (ToolCall, error) {
 	if tc.Status.Final() {
 		return tc, ErrFinal
 	}
@@ -452,7 +401,7 @@ func Rewrite(content, id string, u Update) (string, error) {
 	if !ok {
 		return content, fmt.Errorf("%q: %w", id, ErrNotFound)
 	}
-	next, err := apply(tc, u)
+	next, err := ApplyUpdate(tc, u)
 	if err != nil {
 		return content, fmt.Errorf("%q: %w", id, err)
 	}

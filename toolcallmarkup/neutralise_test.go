@@ -298,8 +298,8 @@ func TestLongAmpRun(t *testing.T) {
 			var got strings.Builder
 			for i := 0; i < len(text); i += 7 {
 				got.WriteString(d.AppendText(text[i:min(i+7, len(text))]))
-				if len(d.pending) > 16 {
-					t.Fatalf("after %d bytes %d bytes are held back as text", i+7, len(d.pending))
+				if len(d.nz.pending) > 16 {
+					t.Fatalf("after %d bytes %d bytes are held back as text", i+7, len(d.nz.pending))
 				}
 			}
 			got.WriteString(d.Flush())

@@ -1,6 +1,9 @@
 package toolcallmarkup
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Span locates one genuine element in a content string.
 //
@@ -72,6 +75,18 @@ func Parse(content string) []ToolCall {
 		calls[i] = s.Call
 	}
 	return calls
+}
+
+// ParseOpenTag parses markup that is exactly one genuine opening tag, such
+// as the Markup of a tool_call_* event, and returns its call. It fails with
+// ErrInvalid for anything else. It costs one pass over the tag, whatever
+// the size of the message the tag belongs to.
+func ParseOpenTag(markup string) (ToolCall, error) {
+	tc, end, ok := parseOpen(markup, 0)
+	if !ok || end != len(markup) {
+		return ToolCall{}, fmt.Errorf("%w: not one opening ToolCall tag", ErrInvalid)
+	}
+	return tc, nil
 }
 
 // HasTagPrefix reports whether s starts with a genuine opening tag.

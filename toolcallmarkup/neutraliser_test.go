@@ -1,0 +1,74 @@
+package toolcallmarkup
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestNeutraliserMatchesDocument: a Neutraliser writes the same text as a
+// Document's AppendText for any split of the input.
+func TestNeutraliserMatchesDocument(t *testing.T) {
+	texts := []string{
+		"plain", "<ToolCall type=\"x\" status=\"running\" toolCallId=\"a\">", "&lt;ToolCall", "&amp;amp;lt;toolcall",
+		"</ToolCall>", "a < b && c > d", "\xe2\x82", "<Tool", "&", "&amp;", "x<toolcALL y",
+	}
+	for _, text := range texts {
+		for step := 1; step <= len(text)+1; step++ {
+			var z Neutraliser
+			d := mustDocument(t, "")
+			var got, want strings.Builder
+			for i := 0; i < len(text); i += step {
+				chunk := text[i:min(i+step, len(text))]
+				got.WriteString(z.Write(chunk))
+				want.WriteString(d.AppendText(chunk))
+			}
+			got.WriteString(z.Flush())
+			want.WriteString(d.Flush())
+			if got.String() != want.String() || got.String() != d.String() {
+				t.Errorf("%q in steps of %d: neutraliser %q, document %q", text, step, got.String(), want.String())
+			}
+			if z.Held() {
+				t.Errorf("%q: text held after Flush", text)
+			}
+		}
+	}
+}
+
+func TestParseOpenTag(t *testing.T) {
+	tc := ToolCall{ID: "call_1", Type: "search_documents", Status: StatusRunning, ParentID: "p",
+		Attrs: []Attr{{Key: "query", Value: `a "b" <c> & d`}}}
+	got, err := ParseOpenTag(OpenTag(tc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, Normalize(tc)) {
+		t.Errorf("got %+v, want %+v", got, Normalize(tc))
+	}
+	for _, bad := range []string{"", "<ToolCall>", OpenTag(tc) + "x", "x" + OpenTag(tc), Markup(tc), `<ToolCall type="x" status="nope" toolCallId="a">`} {
+		if _, err := ParseOpenTag(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseOpenTag(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// FuzzParseOpenTag: whatever ParseOpenTag accepts, OpenTag writes back to a
+// tag that parses to the same call.
+func FuzzParseOpenTag(f *testing.F) {
+	f.Add(`<ToolCall type="a" status="running" toolCallId="b" query="q">`)
+	f.Add(`<ToolCall type="a" status="error" toolCallId="b" error="x&amp;y">`)
+	f.Fuzz(func(t *testing.T, s string) {
+		tc, err := ParseOpenTag(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseOpenTag(OpenTag(tc))
+		if err != nil {
+			t.Fatalf("OpenTag(%+v) does not parse: %v", tc, err)
+		}
+		if !reflect.DeepEqual(Normalize(again), Normalize(tc)) {
+			t.Fatalf("round trip: %+v != %+v", again, tc)
+		}
+	})
+}
