@@ -1,5 +1,10 @@
 package toolmark
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Payloads of the events' Data field, one struct per event family. The JSON
 // names are part of the public event format documented in docs/api.md.
 
@@ -43,6 +48,10 @@ type ToolCallData struct {
 	// tool_call_success: a short result summary; tool_call_error: the error.
 	Result string `json:"result,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// StatusText is the line a widget or a status bubble shows for the
+	// call as it now stands ("Searching knowledge base for: …"), written
+	// once by the server so that every client shows the same words.
+	StatusText string `json:"statusText,omitempty"`
 }
 
 // TodoUpdateData is the payload of todo_update: the whole list as it now is.
@@ -75,4 +84,43 @@ type TurnEndData struct {
 	Status TurnStatus `json:"status"`
 	Error  string     `json:"error,omitempty"`
 	Code   string     `json:"code,omitempty"` // an error code for failures
+}
+
+// DecodeData returns the typed payload of a logged event of type t: a value
+// of the *Data struct of its family (TextDeltaData for text_delta,
+// ToolCallData for every tool_call_* event, …), the inverse of how a Draft
+// is marshalled. Unknown types decode to nil without error, so a consumer
+// skips event types newer than itself.
+func DecodeData(t EventType, raw json.RawMessage) (any, error) {
+	switch t {
+	case EventTurnQueued:
+		return decode[TurnQueuedData](t, raw)
+	case EventTurnStarted:
+		return decode[TurnStartedData](t, raw)
+	case EventRoundStarted:
+		return decode[RoundStartedData](t, raw)
+	case EventTextDelta:
+		return decode[TextDeltaData](t, raw)
+	case EventToolCallStarted, EventToolCallDelta, EventToolCallRunning, EventToolCallSuccess, EventToolCallError:
+		return decode[ToolCallData](t, raw)
+	case EventTodoUpdate:
+		return decode[TodoUpdateData](t, raw)
+	case EventSubagentStatus:
+		return decode[SubagentStatusData](t, raw)
+	case EventSnapshot:
+		return decode[SnapshotData](t, raw)
+	case EventTurnCompleted, EventTurnFailed, EventTurnCancelled:
+		return decode[TurnEndData](t, raw)
+	}
+	return nil, nil
+}
+
+func decode[T any](t EventType, raw json.RawMessage) (any, error) {
+	var d T
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("decoding %s data: %w", t, err)
+		}
+	}
+	return d, nil
 }

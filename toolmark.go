@@ -8,6 +8,7 @@
 package toolmark
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -49,6 +50,20 @@ type Event struct {
 	Time      time.Time       `json:"time"`
 	Data      json.RawMessage `json:"data"`
 }
+
+// Draft is an event before it is logged: its type and its payload, one of
+// the *Data structs of this package as a value (TextDeltaData,
+// ToolCallData, …). An agent emits drafts; the runner applies each to the
+// turn's state, gives it a seq and a time, and marshals it once, when it
+// persists it.
+type Draft struct {
+	Type EventType
+	Data any
+}
+
+// EmitFunc receives the drafts of a turn, one at a time and in order. An
+// error stops the producer.
+type EmitFunc func(ctx context.Context, d Draft) error
 
 // TurnStatus is the lifecycle state of a turn.
 type TurnStatus string
@@ -166,7 +181,16 @@ const (
 	TodoPending    TodoStatus = "pending"
 	TodoInProgress TodoStatus = "in_progress"
 	TodoDone       TodoStatus = "done"
+	// TodoCancelled and TodoInterrupted end the items a turn left
+	// unfinished when it was cancelled or a crash interrupted it.
+	TodoCancelled   TodoStatus = "cancelled"
+	TodoInterrupted TodoStatus = "interrupted"
 )
+
+// Final reports whether s is an end state of a todo item.
+func (s TodoStatus) Final() bool {
+	return s == TodoDone || s == TodoCancelled || s == TodoInterrupted
+}
 
 // Todo is one item of the task list the model keeps during a turn.
 type Todo struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -98,7 +99,7 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 		elem, kids, kid = "<span", "</span>", "span"
 	}
 	tc := n.Call
-	status := normStatus(tc.Status)
+	status := statustext.Normalize(tc.Status)
 	_, _ = w.WriteString(elem)
 	_, _ = w.WriteString(` class="toolcall toolcall--`)
 	_, _ = w.WriteString(string(status))

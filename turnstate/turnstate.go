@@ -1,0 +1,489 @@
+// Package turnstate holds the state of one turn's answer — its ToolCall
+// document, its tool calls with their stages, and its task list — and is
+// the one place that knows how an event changes it.
+//
+// Every consumer of a turn's events applies them to a State: the runner
+// (live, from the agent's typed drafts), the crash sweep (from the stored
+// snapshot and the logged events after it), the Go client and the terminal
+// client (from the event stream). So the rules live once, as goldmark's AST
+// is built once and walked by every renderer.
+//
+// The package is pure: no I/O, no clock, no goroutines. It imports only the
+// root package and toolcallmarkup.
+//
+// # Live and logged events
+//
+// Apply takes a typed draft (toolmark.Draft) and is the live path: nothing
+// is decoded. ApplyEvent takes a logged event (JSON data, a seq) and is the
+// replay path: events at or before the state's seq are skipped, so replaying
+// a log over the snapshot it was saved with is exact, and a snapshot event
+// replaces the state.
+//
+// # Ending a turn
+//
+// CloseOpen returns the events that give every open tag and every
+// unfinished todo a final status. The runner applies and logs them when a
+// turn is cancelled or fails; the sweep does the same for a turn whose
+// server died. So the stored content, the tool-call rows, the todo list and
+// the event log always agree.
+package turnstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Stage is where a tool call is in its life, as an integrator sees it.
+type Stage int
+
+// The stages of a tool call: start (the name is known), streaming (its
+// arguments arrive), running (the tool executes), end (success, error or
+// cancelled; reached exactly once).
+const (
+	StageStart Stage = iota
+	StageStreaming
+	StageRunning
+	StageEnd
+)
+
+// String returns "start", "streaming", "running" or "end".
+func (s Stage) String() string {
+	switch s {
+	case StageStart:
+		return "start"
+	case StageStreaming:
+		return "streaming"
+	case StageRunning:
+		return "running"
+	case StageEnd:
+		return "end"
+	}
+	return fmt.Sprintf("Stage(%d)", int(s))
+}
+
+// Call is one tool call of a turn as it now stands.
+type Call struct {
+	ID       string
+	ParentID string // the sub-agent call it belongs to, or ""
+	Name     string // the tool's name
+	Status   toolcallmarkup.Status
+	Stage    Stage
+	Markup   string         // the opening tag as it stands in the content
+	ArgsText string         // the streamed arguments so far (raw JSON text)
+	Args     map[string]any // the best-effort parse of the arguments; final once running
+	Result   string         // a short summary, at success
+	Error    string         // the error, at error or cancelled
+	// StatusText is the line a widget or status bubble shows, as the
+	// server wrote it into the last event.
+	StatusText string
+	Phase      string // a sub-agent's last phase message (subagent_status)
+	StartedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Record returns the queryable record of c.
+func (c Call) Record() toolmark.ToolCallRecord {
+	r := toolmark.ToolCallRecord{
+		ID: c.ID, ParentID: c.ParentID, Name: c.Name, Status: string(c.Status),
+		Result: c.Result, Error: c.Error, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+	}
+	if c.Args != nil {
+		if raw, err := json.Marshal(c.Args); err == nil {
+			r.Arguments = raw
+		}
+	} else if c.ArgsText != "" && json.Valid([]byte(c.ArgsText)) {
+		r.Arguments = json.RawMessage(c.ArgsText)
+	}
+	return r
+}
+
+// State is the state of one turn's answer. The zero value is not usable;
+// create one with New or FromSnapshot. A State is not safe for concurrent
+// use.
+type State struct {
+	// StatusText, when set, writes ToolCallData.StatusText into the
+	// events CloseOpen returns.
+	StatusText func(toolcallmarkup.ToolCall) string
+
+	doc    *toolcallmarkup.Document
+	calls  []*Call
+	byID   map[string]*Call
+	todos  []toolmark.Todo
+	seq    int64
+	status toolmark.TurnStatus
+	end    toolmark.TurnEndData
+	text   bool // answer text has arrived
+
+	// changes since the last TakeChanges
+	dirty        []*Call
+	todosChanged bool
+	milestone    bool
+}
+
+// New returns the state of a turn that has not started.
+func New() *State {
+	doc, _ := toolcallmarkup.NewDocument("")
+	return &State{doc: doc, byID: map[string]*Call{}, status: toolmark.TurnQueued}
+}
+
+// FromSnapshot returns the state a snapshot describes: its content, tool
+// calls, todos, status and seq. Calls found in the content but not in the
+// snapshot's records are taken from their tags.
+func FromSnapshot(d toolmark.SnapshotData) (*State, error) {
+	doc, err := toolcallmarkup.NewDocument(d.Content)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot content: %w", err)
+	}
+	s := &State{doc: doc, byID: map[string]*Call{}, seq: d.Seq, status: d.Status, todos: cloneTodos(d.Todos)}
+	if s.status == "" {
+		s.status = toolmark.TurnRunning
+	}
+	for _, r := range d.ToolCalls {
+		c := &Call{ID: r.ID, ParentID: r.ParentID, Name: r.Name, Status: toolcallmarkup.Status(r.Status),
+			Result: r.Result, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		if len(r.Arguments) > 0 {
+			c.ArgsText = string(r.Arguments)
+			_ = json.Unmarshal(r.Arguments, &c.Args)
+		}
+		s.add(c)
+	}
+	for _, tc := range doc.Calls() {
+		c, ok := s.byID[tc.ID]
+		if !ok {
+			c = &Call{ID: tc.ID, ParentID: tc.ParentID, Name: tc.Type, Error: tc.Error}
+			s.add(c)
+		}
+		c.Status, c.Markup = tc.Status, toolcallmarkup.OpenTag(tc)
+	}
+	for _, c := range s.calls {
+		c.Stage = stageOf(c.Status, c.ArgsText != "")
+	}
+	s.text = toolcallmarkup.RestoreText(d.Content) != ""
+	return s, nil
+}
+
+func (s *State) add(c *Call) {
+	if _, dup := s.byID[c.ID]; dup {
+		return
+	}
+	s.calls = append(s.calls, c)
+	s.byID[c.ID] = c
+}
+
+func stageOf(st toolcallmarkup.Status, args bool) Stage {
+	switch {
+	case st.Final():
+		return StageEnd
+	case st == toolcallmarkup.StatusRunning:
+		return StageRunning
+	case args:
+		return StageStreaming
+	}
+	return StageStart
+}
+
+// ErrUnknownCall is returned by Apply for an update of a tool call that was
+// never started.
+var ErrUnknownCall = errors.New("unknown tool call")
+
+// Apply applies the typed event d, which happened at time at. Updates that
+// the state already reflects (a tag already started, final, or further
+// along) change nothing and are not errors, so a replay may overlap what a
+// snapshot holds. It fails on a tool-call event whose markup is not one
+// genuine tag, and for an update of a call that was never started
+// (ErrUnknownCall); the state is then as it was.
+func (s *State) Apply(d toolmark.Draft, at time.Time) error {
+	switch data := d.Data.(type) {
+	case toolmark.TextDeltaData:
+		if data.Text != "" {
+			s.doc.AppendNeutralised(data.Text)
+			s.text = true
+		}
+	case toolmark.ToolCallData:
+		return s.applyCall(d.Type, data, at)
+	case toolmark.TodoUpdateData:
+		s.todos = cloneTodos(data.Todos)
+		s.todosChanged = true
+	case toolmark.SubagentStatusData:
+		if c, ok := s.byID[data.ToolCallID]; ok {
+			c.Phase = data.Message
+		}
+	case toolmark.TurnQueuedData:
+		s.status = toolmark.TurnQueued
+	case toolmark.TurnStartedData:
+		s.status = toolmark.TurnRunning
+	case toolmark.TurnEndData:
+		s.status, s.end, s.milestone = data.Status, data, true
+		if s.status == "" {
+			s.status = endStatus(d.Type)
+		}
+	case toolmark.SnapshotData:
+		n, err := FromSnapshot(data)
+		if err != nil {
+			return err
+		}
+		n.StatusText = s.StatusText
+		*s = *n
+	case toolmark.RoundStartedData, nil:
+	default:
+		return fmt.Errorf("applying %s: unexpected data %T", d.Type, d.Data)
+	}
+	return nil
+}
+
+func endStatus(t toolmark.EventType) toolmark.TurnStatus {
+	switch t {
+	case toolmark.EventTurnCompleted:
+		return toolmark.TurnCompleted
+	case toolmark.EventTurnCancelled:
+		return toolmark.TurnCancelled
+	}
+	return toolmark.TurnFailed
+}
+
+func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) error {
+	tc, err := toolcallmarkup.ParseOpenTag(data.Markup)
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", typ, err)
+	}
+	if tc.ID != data.ToolCallID && data.ToolCallID != "" {
+		return fmt.Errorf("applying %s: markup is of call %q, not %q", typ, tc.ID, data.ToolCallID)
+	}
+	if data.ParentID != "" {
+		tc.ParentID = data.ParentID
+	}
+	c := s.byID[tc.ID]
+	var markup string
+	if typ == toolmark.EventToolCallStarted {
+		markup, err = s.doc.Start(tc)
+		if errors.Is(err, toolcallmarkup.ErrDuplicate) && c != nil {
+			return nil // started already: a replay over a snapshot
+		}
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", typ, err)
+		}
+		if c == nil {
+			c = &Call{ID: tc.ID, StartedAt: at}
+			s.add(c)
+		}
+		c.ParentID, c.Name, c.Stage = tc.ParentID, data.Name, StageStart
+		if c.Name == "" {
+			c.Name = tc.Type
+		}
+	} else {
+		markup, err = s.doc.Update(tc.ID, toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs})
+		switch {
+		case errors.Is(err, toolcallmarkup.ErrFinal), errors.Is(err, toolcallmarkup.ErrTransition):
+			return nil // applied already
+		case errors.Is(err, toolcallmarkup.ErrNotFound):
+			return fmt.Errorf("applying %s: %q: %w", typ, tc.ID, ErrUnknownCall)
+		case err != nil:
+			return fmt.Errorf("applying %s: %w", typ, err)
+		}
+		if c == nil { // a tag of stored content the records did not know
+			c = &Call{ID: tc.ID, ParentID: tc.ParentID, Name: data.Name, StartedAt: at}
+			s.add(c)
+		}
+	}
+	prev := c.Status
+	c.Status, c.Markup = tc.Status, markup
+	if data.StatusText != "" {
+		c.StatusText = data.StatusText
+	}
+	switch typ {
+	case toolmark.EventToolCallDelta:
+		c.Stage = StageStreaming
+		if data.Accumulated != "" {
+			c.ArgsText = data.Accumulated
+		} else {
+			c.ArgsText += data.Chunk
+		}
+	case toolmark.EventToolCallRunning:
+		c.Stage = StageRunning
+	case toolmark.EventToolCallSuccess, toolmark.EventToolCallError:
+		c.Stage = StageEnd
+		t := at
+		c.FinishedAt = &t
+		c.Result, c.Error = data.Result, data.Error
+		if c.Error == "" {
+			c.Error = tc.Error
+		}
+	}
+	if data.Arguments != nil {
+		c.Args = data.Arguments
+	}
+	if c.Status != prev || typ == toolmark.EventToolCallStarted {
+		s.milestone = s.milestone || c.Status != toolcallmarkup.StatusPending
+	}
+	s.markDirty(c)
+	return nil
+}
+
+func (s *State) markDirty(c *Call) {
+	for _, d := range s.dirty {
+		if d == c {
+			return
+		}
+	}
+	s.dirty = append(s.dirty, c)
+}
+
+// ApplyEvent applies a logged event. A snapshot event replaces the state;
+// an event at or before Seq is skipped; an event of a type this package
+// does not know is skipped too.
+func (s *State) ApplyEvent(e toolmark.Event) error {
+	if e.Type != toolmark.EventSnapshot && e.Seq > 0 && e.Seq <= s.seq {
+		return nil
+	}
+	data, err := toolmark.DecodeData(e.Type, e.Data)
+	if err != nil {
+		return fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	if err := s.Apply(toolmark.Draft{Type: e.Type, Data: data}, e.Time); err != nil {
+		return fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	if e.Type != toolmark.EventSnapshot && e.Seq > s.seq {
+		s.seq = e.Seq
+	}
+	return nil
+}
+
+// CloseOpen returns the events that end the turn's unfinished work with
+// status (error or cancelled) and reason as the error text: a
+// tool_call_error for every tag that is not final, in document order, and,
+// when some todo item is not done, one todo_update that ends those items
+// (cancelled, or interrupted for any other status). It does not apply them:
+// the caller applies and logs them like any other event.
+func (s *State) CloseOpen(status toolcallmarkup.Status, reason string) []toolmark.Draft {
+	if !status.Final() || status == toolcallmarkup.StatusSuccess {
+		status = toolcallmarkup.StatusError
+	}
+	var out []toolmark.Draft
+	for _, tc := range s.doc.Calls() {
+		if tc.Status.Final() {
+			continue
+		}
+		next, err := toolcallmarkup.ApplyUpdate(tc, toolcallmarkup.Update{Status: status, Error: reason})
+		if err != nil {
+			continue
+		}
+		name := tc.Type
+		if c, ok := s.byID[tc.ID]; ok && c.Name != "" {
+			name = c.Name
+		}
+		d := toolmark.ToolCallData{ToolCallID: tc.ID, ParentID: tc.ParentID, Name: name, Status: string(status),
+			Markup: toolcallmarkup.OpenTag(next), Error: next.Error}
+		if s.StatusText != nil {
+			d.StatusText = s.StatusText(next)
+		}
+		out = append(out, toolmark.Draft{Type: toolmark.EventToolCallError, Data: d})
+	}
+	todoEnd := toolmark.TodoInterrupted
+	if status == toolcallmarkup.StatusCancelled {
+		todoEnd = toolmark.TodoCancelled
+	}
+	todos, changed := cloneTodos(s.todos), false
+	for i := range todos {
+		if !todos[i].Status.Final() {
+			todos[i].Status, changed = todoEnd, true
+		}
+	}
+	if changed {
+		out = append(out, toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{Todos: todos}})
+	}
+	return out
+}
+
+// Content returns the message content: ToolCall markup (see
+// toolcallmarkup.RestoreText for the plain text a reader sees).
+func (s *State) Content() string { return s.doc.String() }
+
+// Len returns the length of Content in bytes, without building it.
+func (s *State) Len() int { return s.doc.Len() }
+
+// Seq returns the seq of the last logged event applied (ApplyEvent), or of
+// the snapshot the state was built from.
+func (s *State) Seq() int64 { return s.seq }
+
+// Status returns the turn's status as the events tell it.
+func (s *State) Status() toolmark.TurnStatus { return s.status }
+
+// End returns the payload of the turn's terminal event, once applied.
+func (s *State) End() (toolmark.TurnEndData, bool) { return s.end, s.status.Final() }
+
+// HasText reports whether any answer text has arrived.
+func (s *State) HasText() bool { return s.text }
+
+// Calls returns every tool call in the order they started.
+func (s *State) Calls() []Call {
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		out[i] = *c
+	}
+	return out
+}
+
+// Call returns the tool call with the given id.
+func (s *State) Call(id string) (Call, bool) {
+	c, ok := s.byID[id]
+	if !ok {
+		return Call{}, false
+	}
+	return *c, true
+}
+
+// Todos returns the task list as it now stands.
+func (s *State) Todos() []toolmark.Todo { return cloneTodos(s.todos) }
+
+// Records returns the queryable record of every tool call, in start order.
+func (s *State) Records() []toolmark.ToolCallRecord {
+	out := make([]toolmark.ToolCallRecord, len(s.calls))
+	for i, c := range s.calls {
+		out[i] = c.Record()
+	}
+	return out
+}
+
+// Snapshot returns the state as a snapshot event's payload.
+func (s *State) Snapshot() toolmark.SnapshotData {
+	return toolmark.SnapshotData{Content: s.Content(), Seq: s.seq, Status: s.status, ToolCalls: s.Records(), Todos: s.Todos()}
+}
+
+// Changes is what changed in a State since the last TakeChanges: what a
+// store must write besides the events themselves.
+type Changes struct {
+	Calls []toolmark.ToolCallRecord // the records of calls that changed
+	Todos []toolmark.Todo           // the task list, when it changed (else nil)
+	// Milestone is true when a tool call started running or ended, or the
+	// turn ended: a moment at which the stored content is worth updating.
+	Milestone bool
+}
+
+// TakeChanges returns the changes since the last call and forgets them.
+func (s *State) TakeChanges() Changes {
+	var ch Changes
+	for _, c := range s.dirty {
+		ch.Calls = append(ch.Calls, c.Record())
+	}
+	if s.todosChanged {
+		ch.Todos = s.Todos()
+		if ch.Todos == nil {
+			ch.Todos = []toolmark.Todo{}
+		}
+	}
+	ch.Milestone = s.milestone
+	s.dirty, s.todosChanged, s.milestone = s.dirty[:0], false, false
+	return ch
+}
+
+func cloneTodos(t []toolmark.Todo) []toolmark.Todo {
+	if t == nil {
+		return nil
+	}
+	return append([]toolmark.Todo(nil), t...)
+}
