@@ -56,7 +56,35 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	_ = rc.Flush()
+	err := s.follow(ctx, t, after, func(evs []toolmark.Event) error {
+		for _, e := range evs {
+			if err := WriteEvent(w, e); err != nil {
+				return err
+			}
+		}
+		return rc.Flush()
+	}, func() error {
+		if err := WriteComment(w, "keep-alive"); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errStreamClosed) {
+		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
+	}
+}
 
+// errStreamClosed ends a stream when the server shuts down.
+var errStreamClosed = errors.New("the server is shutting down")
+
+// follow hands the committed events of t after the cursor to fn, a batch at
+// a time and in seq order, until the batch holding the terminal event, ctx
+// ends, the server closes its streams (errStreamClosed), or fn fails. When
+// the log no longer holds the cursor, the first batch is a snapshot event.
+// idle is called when nothing arrived for the heartbeat interval. It
+// returns nil after the terminal event, or when the turn is over and
+// nothing follows the cursor.
+func (s *Server) follow(ctx context.Context, t toolmark.Turn, after int64, fn func([]toolmark.Event) error, idle func() error) error {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	hub := s.cfg.Runner.Hub()
@@ -67,13 +95,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 			snap, err := s.snapshot(ctx, t)
 			if err != nil {
 				s.log.Error("building a snapshot", "turn", t.ID, "err", err)
-				return
+				return err
 			}
 			snapshots++
-			if WriteEvent(w, snap) != nil {
-				return
+			if err := fn([]toolmark.Event{snap}); err != nil {
+				return err
 			}
-			_ = rc.Flush()
 			cursor = snap.Seq
 			continue
 		}
@@ -81,37 +108,33 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 			if ctx.Err() == nil {
 				s.log.Error("reading events", "turn", t.ID, "after", cursor, "err", err)
 			}
-			return // the client reconnects with Last-Event-ID
+			return err // the client reconnects with Last-Event-ID
 		}
-		for _, e := range evs {
-			if WriteEvent(w, e) != nil {
-				return
-			}
-			cursor = e.Seq
+		for i, e := range evs {
 			if e.Type.Terminal() {
-				_ = rc.Flush()
-				return
+				return fn(evs[:i+1])
 			}
 		}
 		if len(evs) > 0 {
-			if rc.Flush() != nil {
-				return
+			if err := fn(evs); err != nil {
+				return err
 			}
+			cursor = evs[len(evs)-1].Seq
 			if len(evs) == eventsPage {
 				continue
 			}
 		} else if cur, err := s.cfg.Store.TurnByID(ctx, t.ID); err == nil && cur.Status.Final() && cur.LastSeq <= cursor {
-			return // nothing after the cursor of a finished turn
+			return nil // nothing after the cursor of a finished turn
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-s.closing:
-			return
+			return errStreamClosed
 		case <-hub.Wait(t.ID, cursor):
 		case <-heartbeat.C:
-			if WriteComment(w, "keep-alive") != nil || rc.Flush() != nil {
-				return
+			if err := idle(); err != nil {
+				return err
 			}
 		}
 	}

@@ -312,6 +312,40 @@ func (d *Document) Calls() []ToolCall {
 	return out
 }
 
+// Element returns the whole element of call id as it stands in String():
+// its opening tag, the elements of its nested calls and its closing tag. It
+// costs the size of the element, not of the document.
+func (d *Document) Element(id string) (string, bool) {
+	n, ok := d.byID[id]
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(n.open)
+	n.write(&b)
+	if n.closed {
+		b.WriteString(closeTag)
+	}
+	return b.String(), true
+}
+
+// Root returns the id of the top-level call whose element holds call id
+// (id itself for a top-level call).
+func (d *Document) Root(id string) (string, bool) {
+	n, ok := d.byID[id]
+	if !ok {
+		return "", false
+	}
+	for n.tc.ParentID != "" {
+		p, ok := d.byID[n.tc.ParentID]
+		if !ok {
+			break
+		}
+		n = p
+	}
+	return n.tc.ID, true
+}
+
 // Len returns the length in bytes of String(), held-back text excluded.
 func (d *Document) Len() int { return d.size }
 

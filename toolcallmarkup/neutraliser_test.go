@@ -72,3 +72,28 @@ func FuzzParseOpenTag(f *testing.F) {
 		}
 	})
 }
+
+func TestElementAndRoot(t *testing.T) {
+	d := mustDocument(t, "")
+	d.AppendText("intro ")
+	p := ToolCall{ID: "p", Type: "subagent", Status: StatusRunning}
+	c := ToolCall{ID: "c", Type: "search_documents", Status: StatusPending, ParentID: "p"}
+	if _, err := d.Start(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Start(c); err != nil {
+		t.Fatal(err)
+	}
+	d.AppendText(" outro")
+	el, ok := d.Element("p")
+	want := OpenTag(p) + OpenTag(c) + "</ToolCall></ToolCall>"
+	if !ok || el != want || !strings.Contains(d.String(), el) {
+		t.Errorf("Element(p) = %q, want %q", el, want)
+	}
+	if root, ok := d.Root("c"); !ok || root != "p" {
+		t.Errorf("Root(c) = %q", root)
+	}
+	if _, ok := d.Element("nope"); ok {
+		t.Error("Element of an unknown id")
+	}
+}

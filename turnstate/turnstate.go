@@ -406,6 +406,15 @@ func (s *State) Content() string { return s.doc.String() }
 // Len returns the length of Content in bytes, without building it.
 func (s *State) Len() int { return s.doc.Len() }
 
+// Element returns the whole element of call id — its tag, its nested
+// calls' elements and its closing tag — and Root the top-level call that
+// holds it: what a renderer needs to redraw one widget without the rest of
+// the message.
+func (s *State) Element(id string) (string, bool) { return s.doc.Element(id) }
+
+// Root returns the id of the top-level call whose element holds call id.
+func (s *State) Root(id string) (string, bool) { return s.doc.Root(id) }
+
 // Seq returns the seq of the last logged event applied (ApplyEvent), or of
 // the snapshot the state was built from.
 func (s *State) Seq() int64 { return s.seq }
