@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,6 +21,12 @@ type NewTurn struct {
 	ConversationID string
 	Content        string // the user's message
 	IdempotencyKey string // optional; a retried request with the same key gets the same turn
+	// LeaseOwner, when set, takes the new turn's lease for LeaseTTL, and
+	// Queued is logged as the turn's first event (seq 1): the runner that
+	// will run the turn creates it in the same transaction.
+	LeaseOwner string
+	LeaseTTL   time.Duration
+	Queued     *EventRow
 }
 
 // HistoryTurn is one finished turn of a conversation as the agent needs it
@@ -31,9 +39,17 @@ type HistoryTurn struct {
 	ToolCalls        []toolmark.ToolCallRecord
 }
 
-const turnColumns = `t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
-	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at, t.last_seq,
-	t.created_at, t.started_at, t.finished_at`
+// turnColumnsOf lists a turn's columns for scanTurn, from the table alias
+// a. A running turn's seq is that of its newest event (the runner numbers
+// events and writes turns.last_seq only when the turn ends).
+func turnColumnsOf(a string) string {
+	return strings.NewReplacer("t.", a+".").Replace(`t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
+	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at,
+	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0)),
+	t.created_at, t.started_at, t.finished_at`)
+}
+
+var turnColumns = turnColumnsOf("t")
 
 func scanTurn(row pgx.Row) (toolmark.Turn, error) {
 	var t toolmark.Turn
@@ -98,6 +114,10 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 		if active {
 			return toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
 		}
+		var lease *string
+		if nt.LeaseOwner != "" {
+			lease = &nt.LeaseOwner
+		}
 		turn, err = scanTurn(tx.QueryRow(ctx, `
 			with ids as (
 				select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
@@ -109,13 +129,24 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			), c as (
 				update conversations set updated_at = now() where id = $1
 			), t as (
-				insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key)
-				select tid, $1, umid, amid, 'queued', nullif($3, '') from ids
+				insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
+					lease_owner, lease_expires_at)
+				select tid, $1, umid, amid, 'queued', nullif($3, ''), $4::text,
+					case when $4::text is null then null else now() + $5::interval end
+				from ids
 				returning *
 			)
-			select `+turnColumns+` from t`, nt.ConversationID, nt.Content, nt.IdempotencyKey))
+			select `+turnColumns+` from t`, nt.ConversationID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL))
 		if err != nil {
 			return dbErr("creating turn", "turn", err)
+		}
+		if nt.Queued != nil {
+			q := *nt.Queued
+			q.Seq = 1
+			if err := insertEvents(ctx, tx, turn.ID, []EventRow{q}); err != nil {
+				return fmt.Errorf("creating turn: %w", err)
+			}
+			turn.LastSeq = 1
 		}
 		created = true
 		return nil
@@ -152,22 +183,6 @@ func (db *DB) TurnByID(ctx context.Context, turnID string) (toolmark.Turn, error
 	return t, nil
 }
 
-// ActiveTurns returns every queued or running turn, oldest first.
-func (db *DB) ActiveTurns(ctx context.Context) ([]toolmark.Turn, error) {
-	rows, err := db.pool.Query(ctx, `
-		select `+turnColumns+` from turns t
-		where t.status in ('queued', 'running')
-		order by t.created_at, t.id`)
-	if err != nil {
-		return nil, fmt.Errorf("listing active turns: %w", err)
-	}
-	ts, err := collectTurns(rows)
-	if err != nil {
-		return nil, fmt.Errorf("listing active turns: %w", err)
-	}
-	return ts, nil
-}
-
 // ConversationHistory returns the finished turns (completed, failed,
 // cancelled or interrupted; see HistoryTurn.Status) of a conversation that
 // came before beforeTurnID, oldest first, with their tool calls. An empty
@@ -176,36 +191,17 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 	if !validID(conversationID) || (beforeTurnID != "" && !validID(beforeTurnID)) {
 		return nil, notFound("conversation")
 	}
-	rows, err := db.pool.Query(ctx, `
-		select t.id, t.status, um.content, am.content
-		from turns t
-		join messages um on um.id = t.user_message_id
-		join messages am on am.id = t.assistant_message_id
-		where t.conversation_id = $1
-		  and t.status not in ('queued', 'running')
-		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
-		order by um.pos`, conversationID, beforeTurnID)
+	rows, err := db.pool.Query(ctx, historyQuery, conversationID, beforeTurnID)
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation history: %w", err)
 	}
-	hs := []HistoryTurn{}
-	index := map[string]int{}
-	ids := []string{}
-	for rows.Next() {
-		var h HistoryTurn
-		if err := rows.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading conversation history: %w", err)
-		}
-		index[h.TurnID] = len(hs)
-		ids = append(ids, h.TurnID)
-		hs = append(hs, h)
+	hs, err := collectHistory(rows)
+	if err != nil || len(hs) == 0 {
+		return hs, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading conversation history: %w", err)
-	}
-	if len(ids) == 0 {
-		return hs, nil
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.TurnID
 	}
 	rows, err = db.pool.Query(ctx, `select `+toolCallColumns+` from tool_calls where turn_id = any($1) order by turn_id, started_at, id`, ids)
 	if err != nil {
@@ -215,29 +211,48 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation history: %w", err)
 	}
-	for _, r := range recs {
-		h := &hs[index[r.TurnID]]
-		h.ToolCalls = append(h.ToolCalls, r)
+	attachCalls(hs, recs)
+	return hs, nil
+}
+
+// historyQuery selects the finished turns of conversation $1 before turn $2
+// (” for all), oldest first: id, status, user text, assistant content.
+const historyQuery = `
+		select t.id, t.status, um.content as user_text, am.content as assistant_content
+		from turns t
+		join messages um on um.id = t.user_message_id
+		join messages am on am.id = t.assistant_message_id
+		where t.conversation_id = $1
+		  and t.status not in ('queued', 'running')
+		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
+		order by um.pos`
+
+func collectHistory(rows pgx.Rows) ([]HistoryTurn, error) {
+	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HistoryTurn, error) {
+		var h HistoryTurn
+		err := r.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	if hs == nil {
+		hs = []HistoryTurn{}
 	}
 	return hs, nil
 }
 
-// MarkTurnRunning moves a queued turn to running and records its start. It
-// is ECONFLICT when the turn is not queued.
-func (db *DB) MarkTurnRunning(ctx context.Context, turnID string) error {
-	if !validID(turnID) {
-		return notFound("turn")
+// attachCalls hands each tool-call record to its turn of hs.
+func attachCalls(hs []HistoryTurn, recs []toolmark.ToolCallRecord) {
+	index := make(map[string]int, len(hs))
+	for i, h := range hs {
+		index[h.TurnID] = i
 	}
-	tag, err := db.pool.Exec(ctx, `
-		update turns set status = 'running', started_at = coalesce(started_at, now())
-		where id = $1 and status = 'queued'`, turnID)
-	if err != nil {
-		return fmt.Errorf("marking turn running: %w", err)
+	for _, r := range recs {
+		if i, ok := index[r.TurnID]; ok {
+			hs[i].ToolCalls = append(hs[i].ToolCalls, r)
+		}
 	}
-	if tag.RowsAffected() == 0 {
-		return db.turnConflict(ctx, turnID, "turn is not queued")
-	}
-	return nil
 }
 
 // turnConflict returns ENOTFOUND when the turn does not exist and an
@@ -264,43 +279,4 @@ func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
 		return toolmark.MessageInterrupted
 	}
 	return toolmark.MessageFailed
-}
-
-// FinishTurn ends a turn: its status (which must be final), error text and
-// finish time; the assistant message's content, the seq it reflects and its
-// status (complete, failed, cancelled or interrupted); and releases the
-// lease. It is ECONFLICT when the turn is already final.
-func (db *DB) FinishTurn(ctx context.Context, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
-	return db.finishTurn(ctx, db.pool, turnID, status, errText, content, seq)
-}
-
-func (db *DB) finishTurn(ctx context.Context, q querier, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
-	if !validID(turnID) {
-		return notFound("turn")
-	}
-	if !status.Final() {
-		return toolmark.Errorf(toolmark.EINVALID, "turn status %q is not final", status)
-	}
-	if err := checkText("error", errText, 4096, false); err != nil {
-		return err
-	}
-	if err := checkText("content", content, db.maxContent, false); err != nil {
-		return err
-	}
-	var id string
-	err := q.QueryRow(ctx, `
-		with t as (
-			update turns set status = $2, error = $3, finished_at = now(), lease_owner = null, lease_expires_at = null
-			where id = $1 and status in ('queued', 'running')
-			returning assistant_message_id
-		)
-		update messages m set content = $4, seq = $5, status = $6, updated_at = now()
-		from t where m.id = t.assistant_message_id
-		returning m.id`, turnID, status, errText, content, seq, messageStatusFor(status)).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.turnConflict(ctx, turnID, "turn is already finished")
-	} else if err != nil {
-		return dbErr("finishing turn", "turn", err)
-	}
-	return nil
 }
