@@ -334,10 +334,10 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 	}
 	b.Queue(`select pg_notify('`+ChannelEvents+`', p) from unnest($1::text[]) as p`, notes)
 
-	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, b).Close()
-	})
-	if err != nil {
+	// One round trip: the statements of a batch run in one implicit
+	// transaction (the protocol's Sync comes after the last one), so they
+	// commit together or not at all.
+	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
 	for id, n := range expect {

@@ -33,6 +33,22 @@ type DB struct {
 	pool       *pgxpool.Pool
 	log        *slog.Logger
 	maxContent int
+	maxConns   int32
+}
+
+// DefaultMaxConns is the default size of the connection pool. Turns do not
+// hold connections while they run: one group commit writes for all of them
+// and followers read from memory, so the pool serves requests, not turns.
+const DefaultMaxConns = 16
+
+// WithMaxConns sets the size of the connection pool (default
+// DefaultMaxConns, or pool_max_conns in the URL).
+func WithMaxConns(n int) Option {
+	return func(db *DB) {
+		if n > 0 {
+			db.maxConns = int32(n)
+		}
+	}
 }
 
 // Option configures Open.
@@ -68,6 +84,12 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %w", err)
+	}
+	switch {
+	case db.maxConns > 0:
+		cfg.MaxConns = db.maxConns
+	case !strings.Contains(databaseURL, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolmark/toolmark"
 )
@@ -85,76 +86,70 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
 		return toolmark.Turn{}, false, err
 	}
-	err = db.beginFunc(ctx, func(tx pgx.Tx) error {
-		// The conversation's row lock serialises turn creation within it.
-		var id string
-		err := tx.QueryRow(ctx, `
-			select id from conversations where id = $1 and owner_id = $2 for update`,
-			nt.ConversationID, nt.OwnerID).Scan(&id)
-		if err != nil {
-			return dbErr("creating turn", "conversation", err)
-		}
-		if nt.IdempotencyKey != "" {
-			turn, err = scanTurn(tx.QueryRow(ctx, `
-				select `+turnColumns+` from turns t
-				where t.conversation_id = $1 and t.idempotency_key = $2`, nt.ConversationID, nt.IdempotencyKey))
-			if err == nil {
-				return nil
-			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("looking up idempotency key: %w", err)
-			}
-		}
-		var active bool
-		err = tx.QueryRow(ctx, `
-			select exists (select 1 from turns where conversation_id = $1 and status in ('queued', 'running'))`,
-			nt.ConversationID).Scan(&active)
-		if err != nil {
-			return fmt.Errorf("looking for an active turn: %w", err)
-		}
-		if active {
-			return toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
-		}
-		var lease *string
-		if nt.LeaseOwner != "" {
-			lease = &nt.LeaseOwner
-		}
-		turn, err = scanTurn(tx.QueryRow(ctx, `
-			with ids as (
-				select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
-			), m as (
-				insert into messages (id, conversation_id, turn_id, role, content, status)
-				select umid, $1, tid, 'user', $2, 'complete' from ids
-				union all
-				select amid, $1, tid, 'assistant', '', 'streaming' from ids
-			), c as (
-				update conversations set updated_at = now() where id = $1
-			), t as (
-				insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
-					lease_owner, lease_expires_at)
-				select tid, $1, umid, amid, 'queued', nullif($3, ''), $4::text,
-					case when $4::text is null then null else now() + $5::interval end
-				from ids
-				returning *
-			)
-			select `+turnColumns+` from t`, nt.ConversationID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL))
-		if err != nil {
-			return dbErr("creating turn", "turn", err)
-		}
+	var lease *string
+	if nt.LeaseOwner != "" {
+		lease = &nt.LeaseOwner
+	}
+	var qType, qData *string
+	var qTime time.Time
+	if nt.Queued != nil {
+		t, d := string(nt.Queued.Type), string(nt.Queued.Data)
+		qType, qData, qTime = &t, &d, nt.Queued.Time
+	}
+	// One statement, one round trip: the unique indexes decide the races
+	// (one active turn per conversation, one turn per idempotency key).
+	turn, err = scanTurn(db.pool.QueryRow(ctx, `
+		with conv as (
+			select id from conversations where id = $1 and owner_id = $2
+		), ids as (
+			select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid from conv
+		), m as (
+			insert into messages (id, conversation_id, turn_id, role, content, status)
+			select umid, $1, tid, 'user', $3, 'complete' from ids
+			union all
+			select amid, $1, tid, 'assistant', '', 'streaming' from ids
+		), c as (
+			update conversations set updated_at = now() where id in (select id from conv)
+		), t as (
+			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
+				lease_owner, lease_expires_at)
+			select tid, $1, umid, amid, 'queued', nullif($4, ''), $5::text,
+				case when $5::text is null then null else now() + $6::interval end
+			from ids
+			returning *
+		), e as (
+			insert into events (turn_id, seq, type, data, time)
+			select t.id, 1, $7::text, $8::json, $9 from t where $7::text is not null
+		)
+		select `+turnColumns+` from t`,
+		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime))
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
 		if nt.Queued != nil {
-			q := *nt.Queued
-			q.Seq = 1
-			if err := insertEvents(ctx, tx, turn.ID, []EventRow{q}); err != nil {
-				return fmt.Errorf("creating turn: %w", err)
-			}
 			turn.LastSeq = 1
 		}
-		created = true
-		return nil
-	})
-	if err != nil {
-		return toolmark.Turn{}, false, err
+		return turn, true, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return toolmark.Turn{}, false, notFound("conversation")
+	case errors.As(err, &pgErr) && pgErr.Code == "23505" && nt.IdempotencyKey != "":
+		// A retried request (its key may collide with the active turn it
+		// created, whichever index reports first).
+		prev, lerr := scanTurn(db.pool.QueryRow(ctx, `
+			select `+turnColumns+` from turns t
+			where t.conversation_id = $1 and t.idempotency_key = $2`, nt.ConversationID, nt.IdempotencyKey))
+		if lerr == nil {
+			return prev, false, nil
+		} else if !errors.Is(lerr, pgx.ErrNoRows) {
+			return toolmark.Turn{}, false, dbErr("looking up idempotency key", "turn", lerr)
+		}
+		if pgErr.ConstraintName == "turns_one_active" {
+			return toolmark.Turn{}, false, toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
+		}
+	case errors.As(err, &pgErr) && pgErr.ConstraintName == "turns_one_active":
+		return toolmark.Turn{}, false, toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
 	}
-	return turn, created, nil
+	return toolmark.Turn{}, false, dbErr("creating turn", "turn", err)
 }
 
 // GetTurn returns a turn of one of the owner's conversations.
