@@ -152,7 +152,7 @@ type follower struct {
 	turnID string
 	fn     func(toolmark.Event) error
 	cfg    followConfig
-	ended  bool  // the turn's end was delivered
+	ended  bool          // the turn's end was delivered
 	last   int64         // seq of the last delivered event (or snapshot)
 	retry  time.Duration // the server's reconnection delay
 	// finalSnapshot is set when the last thing delivered was a snapshot of a
