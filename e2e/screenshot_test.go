@@ -26,11 +26,20 @@ func saveScreenshot(t *testing.T, capture, name string) {
 	const dir = "/usr/share/fonts/truetype/dejavu/"
 	regular, err1 := loadFace(dir + "DejaVuSansMono.ttf")
 	bold, err2 := loadFace(dir + "DejaVuSansMono-Bold.ttf")
-	if err1 != nil || err2 != nil {
-		t.Logf("no screenshot: %v %v", err1, err2)
+	fallback, err3 := loadFace(dir + "DejaVuSans.ttf") // braille spinner frames
+	if err1 != nil || err2 != nil || err3 != nil {
+		t.Logf("no screenshot: %v %v %v", err1, err2, err3)
 		return
 	}
-	lines := strings.Split(strings.TrimRight(capture, "\n"), "\n")
+	// The empty rows between the transcript and the input line are left
+	// out but one.
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(capture, "\n"), "\n") {
+		if strings.TrimSpace(l) == "" && len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+			continue
+		}
+		lines = append(lines, l)
+	}
 	cols := 0
 	for _, l := range lines {
 		cols = max(cols, len([]rune(sgrRE.ReplaceAllString(l, ""))))
@@ -58,6 +67,9 @@ func saveScreenshot(t *testing.T, capture, name string) {
 			face := regular
 			if st.bold {
 				face = bold
+			}
+			if _, ok := face.GlyphAdvance(r); !ok {
+				face = fallback
 			}
 			d := font.Drawer{Dst: img, Src: &image.Uniform{fg}, Face: face, Dot: fixed.P(px, py+ch-5)}
 			d.DrawString(string(r))

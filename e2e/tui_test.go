@@ -125,7 +125,7 @@ func TestTUILive(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
 	tm := startTerm(t, srv.URL, 120, 60)
 	tm.waitText("offline demo model")
-	tm.typeLine("Compare resuming with cancelling")
+	tm.typeLine("Compare resuming with cancelling, and explain snapshots.")
 
 	// The status line shows before the first token of the answer.
 	first := tm.waitFor("a status line", func(s string) bool {
@@ -170,9 +170,6 @@ func TestTUILive(t *testing.T) {
 	if now := tm.screen(); now != frozen {
 		t.Errorf("the expanded view changed while the turn streamed:\nbefore:\n%s\nafter:\n%s", frozen, now)
 	}
-	if os.Getenv("TOOLMARK_SCREENSHOTS") != "" {
-		saveScreenshot(t, tm.screenANSI(), "tui-expanded.png")
-	}
 	// Back to the live view: it shows the turn as it is now.
 	tm.keys("C-o")
 	tm.waitFor("the live view", func(s string) bool { return !strings.Contains(s, expandedMarker) && s != frozen })
@@ -182,9 +179,13 @@ func TestTUILive(t *testing.T) {
 		return strings.Contains(s, "Sources:") && !spinnerRE.MatchString(s)
 	})
 	calls := toolcallmarkup.Parse(final.Content)
+	names := map[string]bool{}
+	for _, c := range calls {
+		names[c.Type] = true
+	}
 	marks := 0
 	for _, m := range toolLineRE.FindAllStringSubmatch(screen, -1) {
-		if m[1] == "✓" || m[1] == "✗" || m[1] == "⊘" {
+		if (m[1] == "✓" || m[1] == "✗" || m[1] == "⊘") && names[m[2]] && m[3] != "" {
 			marks++
 		}
 	}
@@ -192,7 +193,12 @@ func TestTUILive(t *testing.T) {
 		t.Errorf("%d final marks for %d tool calls:\n%s", marks, len(calls), screen)
 	}
 	if os.Getenv("TOOLMARK_SCREENSHOTS") != "" {
+		prev := ""
+		tm.waitFor("a still screen", func(s string) bool { ok := s == prev; prev = s; return ok })
 		saveScreenshot(t, tm.screenANSI(), "tui-collapsed.png")
+		tm.keys("C-o")
+		tm.waitText(expandedMarker)
+		saveScreenshot(t, tm.screenANSI(), "tui-expanded.png")
 	}
 	t.Logf("final screen:\n%s", screen)
 }
