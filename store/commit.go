@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // EventRow is one event as the runner logs it: its seq (the runner, which
@@ -80,7 +81,8 @@ var ErrLeaseLost = toolmark.Errorf(toolmark.ECONFLICT, "the turn's lease is held
 // commit): the events, the tool-call rows, the todo lists, the content of
 // the messages, the starts and the ends of turns, and one notification on
 // ChannelEvents per 100 turns or so, which other replicas use to wake their
-// followers. Nothing is read back.
+// followers (it may also name a turn whose write was refused; a follower
+// that reads nothing new just waits). Nothing is read back.
 //
 // A turn whose lease owner no longer holds (or that is final) gets nothing
 // written; Commit then returns a *RefusedError naming it, and the other
@@ -125,6 +127,9 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		if err := checkText("event data", string(e.Data), db.maxContent, false); err != nil {
 			return err
 		}
+		if !json.Valid(e.Data) {
+			return toolmark.Errorf(toolmark.EINVALID, "event data is not valid JSON")
+		}
 	}
 	if w.Content != nil {
 		if err := checkText("content", *w.Content, db.maxContent, false); err != nil {
@@ -157,6 +162,9 @@ func (db *DB) checkWrite(w TurnWrite) error {
 				return err
 			}
 		}
+		if c.Status != "" && !toolcallmarkup.Status(c.Status).Valid() {
+			return toolmark.Errorf(toolmark.EINVALID, "invalid tool call status %q", c.Status)
+		}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return toolmark.Errorf(toolmark.EINVALID, "tool call arguments are not valid JSON")
 		}
@@ -179,7 +187,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 		evSeq                  []int64
 		evTime                 []time.Time
 		started                []string
-		cMsg, cContent         []string
+		cTurn, cMsg, cContent  []string
 		cSeq                   []int64
 		tcTurn, tcID, tcParent []string
 		tcName, tcStatus       []string
@@ -210,7 +218,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			fContent, fSeq = append(fContent, *w.Content), append(fSeq, w.lastSeq())
 			fMsgStatus = append(fMsgStatus, string(messageStatusFor(w.Finish.Status)))
 		case w.Content != nil:
-			cMsg, cContent, cSeq = append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
+			cTurn, cMsg, cContent, cSeq = append(cTurn, w.TurnID), append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
 		}
 		for _, c := range w.ToolCalls {
 			status := c.Status
@@ -307,10 +315,11 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 	if len(cMsg) > 0 {
 		b.Queue(`
 			update messages m set content = u.content, seq = u.seq, updated_at = now()
-			from unnest($2::text[], $3::text[], $4::bigint[]) as u(id, content, seq)
+			from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) as u(turn_id, id, content, seq)
 			where m.id = u.id and m.seq <= u.seq
-			  and exists (select 1 from turns g where g.assistant_message_id = m.id and g.lease_owner = $1 and g.status in ('queued', 'running'))`,
-			owner, cMsg, cContent, cSeq)
+			  and exists (select 1 from turns g where g.id = u.turn_id and g.assistant_message_id = m.id
+				and g.lease_owner = $1 and g.status in ('queued', 'running'))`,
+			owner, cTurn, cMsg, cContent, cSeq)
 	}
 	if len(started) > 0 {
 		b.Queue(`
@@ -354,6 +363,10 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 // see.
 func Transient(err error) bool {
 	if err == nil {
+		return false
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var te *toolmark.Error

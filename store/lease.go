@@ -55,6 +55,13 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration, 
 	if ttl <= 0 {
 		return nil, nil, toolmark.Errorf(toolmark.EINVALID, "lease needs a positive ttl")
 	}
+	valid := ids[:0:0]
+	for _, id := range ids {
+		if validID(id) {
+			valid = append(valid, id)
+		}
+	}
+	ids = valid
 	rows, err := db.pool.Query(ctx, `
 		update turns set lease_expires_at = now() + $2::interval
 		where id = any($3) and lease_owner = $1 and status in ('queued', 'running')
@@ -147,7 +154,8 @@ const livenessClass = 7321
 // process died, or lost its database session), or it has no lease.
 var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or not exists (
 	select 1 from pg_locks l
-	where l.locktype = 'advisory' and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2
+	where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
+	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2
 	  and l.objid = hashtext(t.lease_owner)::oid and l.granted))`
 
 // SweepExpired finalises every running turn whose owner is gone (its
