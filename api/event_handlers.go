@@ -20,6 +20,10 @@ const eventsPage = 500
 // Last-Event-ID (which wins, as the browser sends it on reconnect) or
 // ?after=N.
 func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		s.writeError(w, r, errDraining)
+		return
+	}
 	u, _ := UserFromContext(r.Context())
 	t, err := s.cfg.Store.GetTurn(r.Context(), u.ID, chi.URLParam(r, "id"))
 	if err != nil {

@@ -439,12 +439,21 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 			r.log.Error("turns still finishing after shutdown; another replica will finalise them")
 		}
 	}
+	return nil
+}
+
+// Close stops the runner's background work: the committer (after writing
+// what is pending), the listener (notifications of other replicas' events,
+// cancel requests, this replica's liveness lock), lease renewals and
+// sweeps. Call it after Shutdown, once the streams that need the listener
+// are closed: a draining replica keeps serving its followers until then.
+func (r *Runner) Close() {
 	if r.stopLoop != nil {
 		r.c.stop()
 		r.stopLoop()
 		<-r.loopDone
+		r.stopLoop = nil
 	}
-	return nil
 }
 
 // parseEventsPayload reads one "turnID:lastSeq" item of ChannelEvents.
