@@ -131,7 +131,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		progress.mu.Lock()
 		out := progress.b.String()
 		progress.mu.Unlock()
-		if !strings.Contains(out, "bench: 3 turns, 3 at once, 2 follower(s) each: 3/3 turns done, 0 failed") {
+		if !strings.Contains(out, "bench: 3 turns, all at once, 2 followers each: 3/3 turns done, 0 failed") {
 			t.Errorf("progress lacks the final line:\n%s", out)
 		}
 		var text bytes.Buffer

@@ -197,7 +197,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-13s %s\n", label, fmt.Sprintf(format, args...))
 	}
-	shape := fmt.Sprintf("%d turns, %s, %d follower(s) each", r.Turns, atOnce(r.Concurrency, r.Turns), r.Followers)
+	shape := fmt.Sprintf("%d turns, %s, %s each", r.Turns, atOnce(r.Concurrency, r.Turns), plural(r.Followers, "follower"))
 	if r.Demo != nil {
 		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes))
 	}

@@ -139,7 +139,7 @@ func TestReportText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"100 turns, all at once, 1 follower(s) each; demo pace 20ms, tools 2 per turn, answer 1500 bytes",
+		"100 turns, all at once, 1 follower each; demo pace 20ms, tools 2 per turn, answer 1500 bytes",
 		"100 completed, 0 failed in 3.00 s",
 		"p50 20.0 ms  p95 40.0 ms  p99 60.0 ms  max 80.0 ms  (n=100)",
 		"2.50 s alone; loaded ÷ unloaded: p50 1.20×, p99 3.60×",

@@ -244,7 +244,7 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 	results := make([]turnResult, len(convs))
 	start := make(chan struct{})
 	sem := make(chan struct{}, l.Concurrency)
-	p := b.out.start(fmt.Sprintf("%d turns, %d at once, %d follower(s) each", l.Turns, l.Concurrency, l.Followers), l.Turns, "turns")
+	p := b.out.start(fmt.Sprintf("%d turns, %s, %s each", l.Turns, atOnce(l.Concurrency, l.Turns), plural(l.Followers, "follower")), l.Turns, "turns")
 	s.streams.onEvent = p.event
 	var wg sync.WaitGroup
 	for i, conv := range convs {
