@@ -65,7 +65,6 @@ type Bench struct {
 	dir   string // the embedded PostgreSQL's temporary directory
 	dbURL string
 	stats *pgStats // nil without a database URL
-	hc    *client.Client
 	out   *progress
 }
 

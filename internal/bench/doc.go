@@ -14,9 +14,10 @@
 //   - Stream integrity: every stream is checked for gaps and duplicates in
 //     its sequence numbers (SeqCheck); both must be 0.
 //   - Server cost, when the bench starts the server itself (StartServer):
-//     its CPU time and peak RSS from /proc (ReadProc), and PostgreSQL's
-//     transactions and WAL bytes per turn (from pg_stat_database and
-//     pg_current_wal_lsn) when it knows the database URL.
+//     its CPU time and peak RSS from /proc.
+//   - PostgreSQL cost, when the bench knows the database URL: transactions
+//     (pg_stat_database), write transactions and WAL bytes
+//     (pg_current_wal_lsn) per turn, against the answer's size.
 //   - Memory per idle follower (Idle): the server's RSS growth while N
 //     streams wait on turns that stay alive, divided by N.
 //

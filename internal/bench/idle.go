@@ -94,11 +94,11 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 		return nil, err
 	}
 	time.Sleep(time.Second)
-	before, err := t.server.Proc()
+	before, err := t.server.usage()
 	if err != nil {
 		return nil, err
 	}
-	selfBefore, err := ReadProc(os.Getpid())
+	selfBefore, err := readProc(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +137,11 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	p.finish()
 	b.out.say("%d streams opened in %s; waiting %v", l.Streams, fmtDur(time.Duration(rep.OpenTime)), idleSettle)
 	time.Sleep(idleSettle)
-	after, err := t.server.Proc()
+	after, err := t.server.usage()
 	if err != nil {
 		return nil, err
 	}
-	selfAfter, err := ReadProc(os.Getpid())
+	selfAfter, err := readProc(os.Getpid())
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PGSample is a moment of a PostgreSQL server's statistics.
-type PGSample struct {
+// pgSample is a moment of a PostgreSQL server's statistics.
+type pgSample struct {
 	// Xacts is xact_commit + xact_rollback of the database in
 	// pg_stat_database. Backends publish these counts when they go idle,
 	// up to about 10 s late (PostgreSQL's PGSTAT_IDLE_INTERVAL), or when
@@ -27,8 +27,8 @@ type PGSample struct {
 	CPU time.Duration
 }
 
-// PGDelta is what PostgreSQL did between two samples.
-type PGDelta struct {
+// pgDelta is what PostgreSQL did between two samples.
+type pgDelta struct {
 	Xacts    int64
 	XIDs     int64
 	WALBytes int64
@@ -55,7 +55,7 @@ func openPGStats(ctx context.Context, dbURL string) (*pgStats, error) {
 		return nil, fmt.Errorf("reading PostgreSQL's statistics: %w", err)
 	}
 	if isLocal(conn.Config().Host) {
-		if pr, err := ReadProc(backend); err == nil && pr.PPID > 1 {
+		if pr, err := readProc(backend); err == nil && pr.PPID > 1 {
 			p.postmaster = pr.PPID
 		}
 	}
@@ -94,36 +94,36 @@ func (p *pgStats) connect(ctx context.Context) (*pgx.Conn, error) {
 
 // sample reads the statistics on a connection of its own, closed at once
 // so that its own transaction is published with the next sample.
-func (p *pgStats) sample(ctx context.Context) (PGSample, error) {
+func (p *pgStats) sample(ctx context.Context) (pgSample, error) {
 	conn, err := p.connect(ctx)
 	if err != nil {
-		return PGSample{}, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
+		return pgSample{}, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var s PGSample
+	var s pgSample
 	err = conn.QueryRow(ctx, `select d.xact_commit + d.xact_rollback,
 		pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
 		pg_current_wal_lsn()::text
 		from pg_stat_database d where d.datname = current_database()`).Scan(&s.Xacts, &s.XIDs, &s.WAL)
 	if err != nil {
-		return PGSample{}, fmt.Errorf("reading PostgreSQL's statistics: %w", err)
+		return pgSample{}, fmt.Errorf("reading PostgreSQL's statistics: %w", err)
 	}
 	if p.postmaster > 0 {
-		s.CPU, _ = ProcTree(p.postmaster)
+		s.CPU, _ = procTree(p.postmaster)
 	}
 	return s, nil
 }
 
 // delta returns what happened between a and b.
-func (p *pgStats) delta(ctx context.Context, a, b PGSample) (PGDelta, error) {
+func (p *pgStats) delta(ctx context.Context, a, b pgSample) (pgDelta, error) {
 	conn, err := p.connect(ctx)
 	if err != nil {
-		return PGDelta{}, err
+		return pgDelta{}, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	d := PGDelta{Xacts: b.Xacts - a.Xacts, XIDs: b.XIDs - a.XIDs, CPU: b.CPU - a.CPU}
+	d := pgDelta{Xacts: b.Xacts - a.Xacts, XIDs: b.XIDs - a.XIDs, CPU: b.CPU - a.CPU}
 	if err := conn.QueryRow(ctx, "select pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", b.WAL, a.WAL).Scan(&d.WALBytes); err != nil {
-		return PGDelta{}, fmt.Errorf("measuring WAL: %w", err)
+		return pgDelta{}, fmt.Errorf("measuring WAL: %w", err)
 	}
 	return d, nil
 }

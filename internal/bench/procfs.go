@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// Proc is what Linux's /proc tells of a process at one moment.
-type Proc struct {
+// proc is what Linux's /proc tells of a process at one moment.
+type proc struct {
 	PID  int
 	PPID int
 	// CPU is the process's user plus system time (utime + stime).
@@ -28,23 +28,23 @@ type Proc struct {
 	RSS, PeakRSS int64
 }
 
-// ReadProc reads /proc/PID/stat and /proc/PID/status.
-func ReadProc(pid int) (Proc, error) {
+// readProc reads /proc/PID/stat and /proc/PID/status.
+func readProc(pid int) (proc, error) {
 	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
-		return Proc{}, fmt.Errorf("reading the process's CPU time: %w", err)
+		return proc{}, fmt.Errorf("reading the process's CPU time: %w", err)
 	}
 	p, err := parseStat(stat, clockTick())
 	if err != nil {
-		return Proc{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return proc{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	status, err := os.ReadFile(filepath.Join(dir, "status"))
 	if err != nil {
-		return Proc{}, fmt.Errorf("reading the process's memory: %w", err)
+		return proc{}, fmt.Errorf("reading the process's memory: %w", err)
 	}
 	if p.RSS, p.PeakRSS, err = parseStatus(status); err != nil {
-		return Proc{}, fmt.Errorf("/proc/%d/status: %w", pid, err)
+		return proc{}, fmt.Errorf("/proc/%d/status: %w", pid, err)
 	}
 	return p, nil
 }
@@ -53,27 +53,27 @@ func ReadProc(pid int) (Proc, error) {
 // whose fields are described in proc(5). The command name (field 2) is in
 // parentheses and may itself hold spaces and parentheses, so the fields
 // are counted from the last ')'.
-func parseStat(b []byte, tick time.Duration) (Proc, error) {
+func parseStat(b []byte, tick time.Duration) (proc, error) {
 	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || closing < open {
-		return Proc{}, errors.New("no command name in parentheses")
+		return proc{}, errors.New("no command name in parentheses")
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
 	if err != nil {
-		return Proc{}, fmt.Errorf("pid: %w", err)
+		return proc{}, fmt.Errorf("pid: %w", err)
 	}
 	// Fields from 3 (state) on; field k is f[k-3].
 	f := strings.Fields(string(b[closing+1:]))
 	if len(f) < 15 {
-		return Proc{}, fmt.Errorf("%d fields after the command name, want at least 15", len(f))
+		return proc{}, fmt.Errorf("%d fields after the command name, want at least 15", len(f))
 	}
 	var n [5]int64
 	for i, k := range []int{4, 14, 15, 16, 17} { // ppid, utime, stime, cutime, cstime
 		if n[i], err = strconv.ParseInt(f[k-3], 10, 64); err != nil {
-			return Proc{}, fmt.Errorf("field %d: %w", k, err)
+			return proc{}, fmt.Errorf("field %d: %w", k, err)
 		}
 	}
-	return Proc{
+	return proc{
 		PID:      pid,
 		PPID:     int(n[0]),
 		CPU:      time.Duration(n[1]+n[2]) * tick,
@@ -107,12 +107,12 @@ func parseStatus(b []byte) (rss, hwm int64, err error) {
 	return rss, hwm, sc.Err()
 }
 
-// ProcTree returns the CPU time of a process and its descendants: its own
+// procTree returns the CPU time of a process and its descendants: its own
 // CPU and that of its exited children, plus the CPU of the children alive
 // now (found by their parent pid in /proc). For a PostgreSQL postmaster it
 // is the CPU of the whole server, backends included.
-func ProcTree(pid int) (time.Duration, error) {
-	root, err := ReadProc(pid)
+func procTree(pid int) (time.Duration, error) {
+	root, err := readProc(pid)
 	if err != nil {
 		return 0, err
 	}

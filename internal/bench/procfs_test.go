@@ -11,12 +11,12 @@ func TestParseStat(t *testing.T) {
 	tests := []struct {
 		name string
 		line string
-		want Proc
+		want proc
 	}{
 		{"plain", "4242 (toolmark) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 3 2 20 0 12 0 987654 1234567 890 18446744073709551615\n",
-			Proc{PID: 4242, PPID: 1, CPU: 3250 * time.Millisecond, ChildCPU: 50 * time.Millisecond}},
+			proc{PID: 4242, PPID: 1, CPU: 3250 * time.Millisecond, ChildCPU: 50 * time.Millisecond}},
 		{"name with spaces and parentheses", "77 (a (b) c) R 9 77 77 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 5 6 7",
-			Proc{PID: 77, PPID: 9, CPU: 30 * time.Millisecond}},
+			proc{PID: 77, PPID: 9, CPU: 30 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestReadProcSelf(t *testing.T) {
 	for n := 0; time.Now().Before(deadline); n++ {
 		_ = n * n
 	}
-	p, err := ReadProc(os.Getpid())
+	p, err := readProc(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +85,10 @@ func TestReadProcSelf(t *testing.T) {
 	if p.CPU <= 0 || p.RSS <= 0 || p.PeakRSS < p.RSS {
 		t.Errorf("got %+v: want CPU > 0 and 0 < RSS ≤ PeakRSS", p)
 	}
-	if tree, err := ProcTree(os.Getpid()); err != nil || tree < p.CPU {
+	if tree, err := procTree(os.Getpid()); err != nil || tree < p.CPU {
 		t.Errorf("ProcTree = %v, %v; want at least the process's own %v", tree, err, p.CPU)
 	}
-	if _, err := ReadProc(1 << 30); err == nil {
-		t.Error("ReadProc of a process that does not exist: no error")
+	if _, err := readProc(1 << 30); err == nil {
+		t.Error("readProc of a process that does not exist: no error")
 	}
 }

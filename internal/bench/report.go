@@ -95,7 +95,7 @@ type PGCost struct {
 	CPUPerTurn        Duration `json:"cpuPerTurnMs,omitempty"`
 }
 
-func newPGCost(d PGDelta, turns, answer int, dbURL string) *PGCost {
+func newPGCost(d pgDelta, turns, answer int, dbURL string) *PGCost {
 	n := float64(turns)
 	c := &PGCost{
 		Database: databaseName(dbURL),

@@ -65,22 +65,22 @@ type turnResult struct {
 // costs is a sample of what the bench reads of the server's and its own
 // resources.
 type costs struct {
-	server *Proc
-	self   Proc
-	pg     *PGSample
+	server *proc
+	self   proc
+	pg     *pgSample
 }
 
 func (b *Bench) sampleCosts(ctx context.Context, t *target) (costs, error) {
 	var c costs
 	var err error
 	if t.server != nil {
-		p, err := t.server.Proc()
+		p, err := t.server.usage()
 		if err != nil {
 			return c, err
 		}
 		c.server = &p
 	}
-	if c.self, err = ReadProc(os.Getpid()); err != nil {
+	if c.self, err = readProc(os.Getpid()); err != nil {
 		return c, err
 	}
 	if b.stats != nil {

@@ -181,11 +181,8 @@ func (s *Server) waitReady(ctx context.Context, urls <-chan string, limit time.D
 	}
 }
 
-// PID returns the server's process id.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
-
-// Proc reads the server's CPU time and memory from /proc.
-func (s *Server) Proc() (Proc, error) { return ReadProc(s.PID()) }
+// usage reads the server's CPU time and memory from /proc.
+func (s *Server) usage() (proc, error) { return readProc(s.cmd.Process.Pid) }
 
 // Stop stops the server with SIGTERM, as Ctrl-C would, and waits for it;
 // after 30 s it is killed. It is safe to call more than once.
@@ -202,16 +199,6 @@ func (s *Server) Stop() error {
 		}
 	})
 	return err
-}
-
-// Exited reports whether the server process has ended, and how.
-func (s *Server) Exited() (bool, error) {
-	select {
-	case <-s.done:
-		return true, s.err
-	default:
-		return false, nil
-	}
 }
 
 // tailBuffer keeps the last max bytes written to it.
