@@ -9,7 +9,6 @@ import (
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
-	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // TestDemoConfig: the load knobs set the number of tool calls and the
@@ -19,10 +18,10 @@ func TestDemoConfig(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       demo.Config
-		wantTags  int
+		wantCalls int // search_documents calls
 		wantBytes int // 0: any length
 	}{
-		{"usual", demo.Config{}, 2, 0}, // two searches (and a todo list, which is no tag)
+		{"usual", demo.Config{}, 2, 0}, // two searches and a todo list
 		{"five tools", demo.Config{Tools: 5}, 5, 0},
 		{"no tools", demo.Config{Tools: -1}, 0, 0},
 		{"long answer", demo.Config{Tools: 1, AnswerBytes: 4000}, 1, 4000},
@@ -41,8 +40,14 @@ func TestDemoConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if got := len(toolcallmarkup.Scan(res.Content)); got != tt.wantTags {
-				t.Errorf("got %d tags, want %d (content %q)", got, tt.wantTags, res.Content)
+			searches := 0
+			for _, c := range res.ToolCalls {
+				if c.Name == "search_documents" {
+					searches++
+				}
+			}
+			if searches != tt.wantCalls {
+				t.Errorf("got %d searches, want %d (calls %+v)", searches, tt.wantCalls, res.ToolCalls)
 			}
 			if !strings.HasPrefix(res.Answer, demo.Banner) {
 				t.Errorf("answer %q does not start with the banner", res.Answer)
