@@ -18,7 +18,14 @@ import (
 	"github.com/toolmark/toolmark/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
 
 var (
 	buildOnce sync.Once
