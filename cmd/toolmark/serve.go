@@ -17,6 +17,7 @@ import (
 	"github.com/toolmark/toolmark/api"
 	"github.com/toolmark/toolmark/internal/app"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
 )
 
 // dbFlags are the flags of every command that opens the database.
@@ -47,6 +48,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	provider := fs.String("model-provider", "", "demo, openai or anthropic (default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, anthropic if ANTHROPIC_API_KEY is set, else demo)")
 	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks (0: none)")
 	debugAddr := fs.String("debug-addr", os.Getenv("TOOLMARK_DEBUG_ADDR"), "loopback address for Go's profiler (/debug/pprof/); empty: off")
+	var demoCfg demo.Config
+	fs.IntVar(&demoCfg.Tools, "demo-tools", 0, "tool calls of the demo model's first round (0: planned from the question, -1: none)")
+	fs.IntVar(&demoCfg.AnswerBytes, "demo-answer-bytes", 0, "pad or cut the demo model's answers to this many bytes (0: as written)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -78,7 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	a, err := app.Open(ctx, app.Config{
-		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay),
+		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Logger: log,
 	})
@@ -94,8 +98,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // modelConfig picks the model from the flag and the environment.
-func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
-	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay}
+func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) app.ModelConfig {
+	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay, Demo: demoCfg}
 	if demoDelay == 0 {
 		m.DemoDelay = -1 // no pause at all
 	}
@@ -125,7 +129,7 @@ func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
 }
 
 func modelName(provider string) string {
-	m := modelConfig(provider, 0)
+	m := modelConfig(provider, 0, demo.Config{})
 	if m.Provider == "demo" {
 		return "offline demo model"
 	}

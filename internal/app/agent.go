@@ -40,6 +40,7 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 	switch strings.ToLower(m.Provider) {
 	case "", "demo":
 		dm := demo.New()
+		dm.Config = m.Demo
 		switch {
 		case m.DemoDelay < 0:
 			dm.Delay = 0

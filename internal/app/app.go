@@ -21,6 +21,7 @@ import (
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -35,6 +36,7 @@ type ModelConfig struct {
 	APIKey    string
 	Name      string
 	DemoDelay time.Duration // pause between the demo model's chunks; <0 means none
+	Demo      demo.Config   // the demo model's load knobs (tools per turn, answer length)
 }
 
 // Config configures an App. Zero values take sensible defaults.
