@@ -107,6 +107,7 @@ func (c *committer) flush(ctx context.Context) {
 		var refused *store.RefusedError
 		if err == nil || errors.As(err, &refused) {
 			c.r.cfg.Metrics.BatchPersisted(n, time.Since(start))
+			c.r.log.Debug("group commit", "turns", len(writes), "events", n, "took", time.Since(start))
 			for i, w := range writes {
 				j := owners[i]
 				if refused != nil {

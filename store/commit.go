@@ -346,7 +346,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 	// One round trip: the statements of a batch run in one implicit
 	// transaction (the protocol's Sync comes after the last one), so they
 	// commit together or not at all.
-	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := db.commits.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
 	for id, n := range expect {

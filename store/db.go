@@ -31,6 +31,7 @@ const versionTable = "public.schema_version"
 // DB is toolmark's PostgreSQL store. It is safe for concurrent use.
 type DB struct {
 	pool       *pgxpool.Pool
+	commits    *pgxpool.Pool // Commit's own connections: group commits never queue behind requests
 	log        *slog.Logger
 	maxContent int
 	maxConns   int32
@@ -99,12 +100,22 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 		pool.Close()
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
 	}
-	db.pool = pool
+	wcfg := cfg.Copy()
+	wcfg.MaxConns, wcfg.MinConns = 2, 1
+	commits, err := pgxpool.NewWithConfig(ctx, wcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to postgres: %w", err)
+	}
+	db.pool, db.commits = pool, commits
 	return db, nil
 }
 
-// Close closes every connection of the pool.
-func (db *DB) Close() { db.pool.Close() }
+// Close closes every connection of the pools.
+func (db *DB) Close() {
+	db.pool.Close()
+	db.commits.Close()
+}
 
 // Pool returns the underlying connection pool.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
