@@ -84,8 +84,9 @@ type Runner struct {
 	cfg  Config
 	log  *slog.Logger
 	hub  *Hub
-	slot chan struct{}
-	c    *committer
+	slot    chan struct{}
+	c       *committer
+	creates *creator
 
 	mu       sync.Mutex
 	jobs     map[string]*job // turns of this replica, queued or running
@@ -140,6 +141,7 @@ func New(cfg Config) *Runner {
 		jobs: make(map[string]*job),
 	}
 	r.c = newCommitter(r)
+	r.creates = newCreator(r.cfg.Store)
 	return r
 }
 
@@ -313,9 +315,13 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	nt.LeaseOwner, nt.LeaseTTL = r.cfg.Owner, r.cfg.LeaseTTL
 	nt.Queued = &store.EventRow{Seq: 1, Type: toolmark.EventTurnQueued, Data: data, Time: now}
-	t, created, err := r.cfg.Store.CreateTurn(ctx, nt)
-	if err != nil || !created {
-		return t, err
+	res, err := r.creates.create(ctx, nt)
+	if err != nil {
+		return toolmark.Turn{}, err
+	}
+	t, created := res.Turn, res.Created
+	if res.Err != nil || !created {
+		return t, res.Err
 	}
 	r.hub.Local(t.ID)
 	r.hub.Publish(t.ID, []Frame{NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,

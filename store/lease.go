@@ -152,11 +152,15 @@ const livenessClass = 7321
 // ownerGone is the condition under which a turn's lease holder is taken for
 // gone: its lease expired, or no session holds its liveness lock (its
 // process died, or lost its database session), or it has no lease.
-var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or not exists (
-	select 1 from pg_locks l
+// It needs the CTE liveOwners, which reads the lock table once per query
+// (a per-row lookup in pg_locks would snapshot the lock manager per turn).
+var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or hashtext(t.lease_owner)::oid not in (select objid from live))`
+
+// liveOwners is the CTE "live": the liveness locks held in this database.
+var liveOwners = `live as materialized (
+	select l.objid from pg_locks l
 	where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
-	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2
-	  and l.objid = hashtext(t.lease_owner)::oid and l.granted))`
+	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2 and l.granted)`
 
 // SweepExpired finalises every running turn whose owner is gone (its
 // lease expired, or no database session holds its liveness lock, see
@@ -192,6 +196,7 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
 		var msgID string
 		err := tx.QueryRow(ctx, `
+			with `+liveOwners+`
 			select t.id, t.assistant_message_id
 			from turns t
 			where t.status = 'running' and `+ownerGone+`
@@ -332,7 +337,7 @@ type AdoptedTurn struct {
 // them.
 func (db *DB) AdoptQueued(ctx context.Context, owner string, ttl time.Duration, limit int) ([]AdoptedTurn, error) {
 	rows, err := db.pool.Query(ctx, `
-		with a as (
+		with `+liveOwners+`, a as (
 			select t.id from turns t
 			where t.status = 'queued' and `+strings.ReplaceAll(ownerGone, "$1", "now()")+`
 			order by t.created_at

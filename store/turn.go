@@ -275,3 +275,103 @@ func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
 	}
 	return toolmark.MessageFailed
 }
+
+// CreatedTurn is the outcome of one NewTurn of CreateTurns.
+type CreatedTurn struct {
+	Turn    toolmark.Turn
+	Created bool
+	Err     error
+}
+
+// CreateTurns creates several turns at once, as CreateTurn does each of
+// them: one statement writes every turn that can be created outright (its
+// conversation exists and is the owner's, no turn of it is active, its
+// idempotency key is new); each of the others is then tried alone, so it
+// gets CreateTurn's answer (the earlier turn of its key, ECONFLICT,
+// ENOTFOUND, …). All must share LeaseOwner and LeaseTTL and carry Queued.
+// The result has one entry per input, in order.
+func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
+	out := make([]CreatedTurn, len(nts))
+	var convs, owners, contents, keys, qdata []string
+	var qtime []time.Time
+	var index []int
+	for i, nt := range nts {
+		switch {
+		case !validID(nt.ConversationID) || !validID(nt.OwnerID):
+			out[i].Err = notFound("conversation")
+		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL:
+			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nt)
+		default:
+			if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
+				out[i].Err = err
+				continue
+			}
+			if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
+				out[i].Err = err
+				continue
+			}
+			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Content)
+			keys, qdata, qtime = append(keys, nt.IdempotencyKey), append(qdata, string(nt.Queued.Data)), append(qtime, nt.Queued.Time)
+			index = append(index, i)
+		}
+	}
+	if len(index) == 0 {
+		return out
+	}
+	rows, err := db.pool.Query(ctx, `
+		with input as (
+			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+				with ordinality as i(conv, owner, content, key, qdata, qtime, ord)
+		), ok as (
+			select i.*, gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
+			from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
+		), t as (
+			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
+				lease_owner, lease_expires_at)
+			select tid, conv, umid, amid, 'queued', nullif(key, ''), $7, now() + $8::interval from ok
+			order by ord -- the first request of a conversation wins
+			on conflict do nothing
+			returning *
+		), m as (
+			insert into messages (id, conversation_id, turn_id, role, content, status)
+			select ok.umid, ok.conv, ok.tid, 'user', ok.content, 'complete' from ok join t on t.id = ok.tid
+			union all
+			select ok.amid, ok.conv, ok.tid, 'assistant', '', 'streaming' from ok join t on t.id = ok.tid
+		), c as (
+			update conversations set updated_at = now() where id in (select conversation_id from t)
+		), e as (
+			insert into events (turn_id, seq, type, data, time)
+			select t.id, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
+		)
+		select ok.ord, `+turnColumns+` from t join ok on ok.tid = t.id`,
+		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type))
+	done := make([]bool, len(index))
+	if err == nil {
+		for rows.Next() {
+			var ord int
+			var t toolmark.Turn
+			if err = rows.Scan(&ord, &t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
+				&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
+				&t.CreatedAt, &t.StartedAt, &t.FinishedAt); err != nil {
+				break
+			}
+			t.LastSeq = 1
+			done[ord-1] = true
+			out[index[ord-1]] = CreatedTurn{Turn: t, Created: true}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
+		db.log.Warn("creating turns together failed; creating them one by one", "turns", len(index), "err", err)
+		clear(done)
+	}
+	for k, i := range index {
+		if !done[k] {
+			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nts[i])
+		}
+	}
+	return out
+}

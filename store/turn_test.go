@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -356,5 +357,68 @@ func TestCreateTurnConcurrent(t *testing.T) {
 		if n := count(t, db, "select count(*) from messages where conversation_id = $1", conv.ID); n != 2 {
 			t.Errorf("same key %v: got %d messages, want 2", sameKey, n)
 		}
+	}
+}
+
+// TestCreateTurns: a group of new turns is written by one statement; the
+// ones it cannot create outright get CreateTurn's own answer.
+func TestCreateTurns(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	u, other := mustUser(t, db, "alice"), mustUser(t, db, "bob")
+	queued := func() *store.EventRow {
+		return &store.EventRow{Type: toolmark.EventTurnQueued, Data: []byte(`{"position":0}`), Time: time.Now().UTC().Truncate(time.Microsecond)}
+	}
+	nt := func(owner, conv, key string) store.NewTurn {
+		return store.NewTurn{OwnerID: owner, ConversationID: conv, Content: "hi", IdempotencyKey: key,
+			LeaseOwner: "creator", LeaseTTL: time.Minute, Queued: queued()}
+	}
+	var in []store.NewTurn
+	var convs []string
+	for range 20 {
+		c := mustConversation(t, db, u.ID)
+		convs = append(convs, c.ID)
+		in = append(in, nt(u.ID, c.ID, ""))
+	}
+	busy := mustConversation(t, db, u.ID)
+	first := db.CreateTurns(ctx, []store.NewTurn{nt(u.ID, busy.ID, "k1")})[0]
+	if first.Err != nil || !first.Created {
+		t.Fatalf("first turn: %+v", first)
+	}
+	in = append(in,
+		nt(u.ID, convs[0], ""),       // a second turn for the same conversation in the group
+		nt(u.ID, busy.ID, "k1"),      // a retry of the active turn's request
+		nt(u.ID, busy.ID, "k2"),      // a new turn while one is active
+		nt(other.ID, convs[1], ""),   // another user's conversation
+		nt(u.ID, "not-a-uuid", ""),   // an unknown conversation
+		store.NewTurn{OwnerID: u.ID}, // no content
+	)
+	out := db.CreateTurns(ctx, in)
+	if len(out) != len(in) {
+		t.Fatalf("%d results for %d inputs", len(out), len(in))
+	}
+	for i := range 20 {
+		r := out[i]
+		if r.Err != nil || !r.Created || r.Turn.ConversationID != convs[i] || r.Turn.LastSeq != 1 || r.Turn.LeaseOwner != "creator" {
+			t.Errorf("turn %d: %+v", i, r)
+		}
+		evs, err := db.EventsAfter(ctx, r.Turn.ID, 0, 10)
+		if err != nil || len(evs) != 1 || evs[0].Type != toolmark.EventTurnQueued || evs[0].Seq != 1 {
+			t.Errorf("turn %d events: %v %+v", i, err, evs)
+		}
+	}
+	wantCode(t, "second turn in one conversation", out[20].Err, toolmark.ECONFLICT)
+	if r := out[21]; r.Err != nil || r.Created || r.Turn.ID != first.Turn.ID {
+		t.Errorf("retry: %+v, want the first turn, not created", r)
+	}
+	wantCode(t, "turn while one is active", out[22].Err, toolmark.ECONFLICT)
+	wantCode(t, "another user's conversation", out[23].Err, toolmark.ENOTFOUND)
+	wantCode(t, "unknown conversation", out[24].Err, toolmark.ENOTFOUND)
+	wantCode(t, "no content", out[25].Err, toolmark.ENOTFOUND)
+	if n := count(t, db, `select count(*) from messages`); n != 2*21 {
+		t.Errorf("%d messages, want %d (none for refused turns)", n, 2*21)
+	}
+	if n := count(t, db, `select count(distinct xmin::text) from turns where id = any($1)`, []string{out[0].Turn.ID, out[19].Turn.ID}); n != 1 {
+		t.Errorf("the group's turns were written by %d transactions, want 1", n)
 	}
 }
