@@ -81,9 +81,9 @@ const DefaultMaxTurns = 512
 
 // Runner runs turns. Create one with New, then call Start.
 type Runner struct {
-	cfg  Config
-	log  *slog.Logger
-	hub  *Hub
+	cfg     Config
+	log     *slog.Logger
+	hub     *Hub
 	slot    chan struct{}
 	c       *committer
 	creates *creator
