@@ -80,6 +80,17 @@ func (j *job) committedSeq() int64 {
 // replica's lease (its first write is done).
 func (j *job) committed() bool { return j.committedSeq() > 0 }
 
+// ended reports whether the turn's end was written (or abandoned): a turn
+// that just finished holds no lease any more, and that is no loss.
+func (j *job) ended() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (j *job) startedRunning() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()

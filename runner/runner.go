@@ -274,8 +274,8 @@ func (r *Runner) renewLeases(ctx context.Context) {
 	}
 	r.mu.Lock()
 	var lost []*job
-	for id, j := range r.jobs {
-		if !have[id] && j.committed() {
+	for _, id := range ids { // not r.jobs: turns created since were not asked about
+		if j, ok := r.jobs[id]; ok && !have[id] && j.committed() && !j.ended() {
 			lost = append(lost, j)
 		}
 	}

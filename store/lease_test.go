@@ -588,3 +588,58 @@ func TestTurnContext(t *testing.T) {
 	_, err = db.TurnContext(ctx, f.conv.ID, "\xff")
 	wantCode(t, "TurnContext(malformed turn)", err, toolmark.ENOTFOUND)
 }
+
+// TestRenewLeasesWhileStarting: renewing the leases of many turns while a
+// group commit starts them holds every one of them.
+func TestRenewLeasesWhileStarting(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	u := mustUser(t, db, "alice")
+	const owner, n = "renewer", 300
+	var in []store.NewTurn
+	for range n {
+		c := mustConversation(t, db, u.ID)
+		in = append(in, store.NewTurn{OwnerID: u.ID, ConversationID: c.ID, Content: "hi", LeaseOwner: owner, LeaseTTL: time.Minute,
+			Queued: &store.EventRow{Type: toolmark.EventTurnQueued, Data: []byte(`{}`), Time: time.Now()}})
+	}
+	var ids []string
+	var turns []toolmark.Turn
+	for _, r := range db.CreateTurns(ctx, in) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		ids, turns = append(ids, r.Turn.ID), append(turns, r.Turn)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i += 10 {
+			var ws []store.TurnWrite
+			for _, tr := range turns[i : i+10] {
+				ws = append(ws, store.TurnWrite{TurnID: tr.ID, MessageID: tr.AssistantMessageID, Started: true,
+					Events: []store.EventRow{{Seq: 2, Type: toolmark.EventTurnStarted, Data: []byte(`{}`), Time: time.Now()}}})
+			}
+			if err := db.Commit(ctx, owner, ws); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for round := 0; ; round++ {
+		held, _, err := db.RenewLeases(ctx, owner, time.Minute, ids)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if len(held) != n {
+			t.Fatalf("round %d: %d of %d leases held", round, len(held), n)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+	}
+}
