@@ -86,6 +86,14 @@ func (h *Hub) Local(turnID string) {
 	h.mu.Unlock()
 }
 
+// Remote records that turnID now runs on another replica (this one handed
+// it over): its followers here are fed from notifications.
+func (h *Hub) Remote(turnID string) {
+	h.mu.Lock()
+	h.turn(turnID).local = false
+	h.mu.Unlock()
+}
+
 // Publish appends committed frames of turnID to its tail and wakes its
 // followers. Frames must follow the tail without a gap; an older one is
 // skipped, and a gap drops the tail (followers then read the store).

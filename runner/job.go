@@ -41,6 +41,8 @@ type job struct {
 	startWrite  bool          // turn_started is pending: the write moves the turn to running
 	running     bool          // the agent was started
 	handedOver  bool          // released to another replica while queued
+	resumed     bool          // continuing an answer another replica handed over
+	handOverTTL time.Duration // set when the turn\'s next write hands it over
 	ending      *store.Finish // set with the terminal event
 	err         error         // why emitting fails from now on
 	lastSave    time.Time
@@ -148,13 +150,13 @@ func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
 	j.pending = nil
 	ch := j.state.TakeChanges()
 	w = store.TurnWrite{TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Started: j.startWrite,
-		ToolCalls: ch.Calls, Finish: j.ending}
+		ToolCalls: ch.Calls, Finish: j.ending, HandOver: j.handOverTTL}
 	j.startWrite = false
 	if ch.Todos != nil {
 		todos := ch.Todos
 		w.Todos = &todos
 	}
-	if j.ending != nil || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
+	if j.ending != nil || j.handOverTTL > 0 || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
 		content := j.state.Content()
 		w.Content = &content
 		j.lastSave = time.Now()
@@ -184,7 +186,7 @@ func (j *job) committedWrite(w store.TurnWrite) {
 		j.lastCommit = max(j.lastCommit, w.Events[n-1].Seq)
 	}
 	j.mu.Unlock()
-	if w.Finish != nil {
+	if w.Finish != nil || w.HandOver > 0 {
 		j.end(nil)
 	}
 }
@@ -256,7 +258,7 @@ func (j *job) run() {
 	}
 }
 
-var errHandedOver = errors.New("handed over to another replica")
+var errHandedOver = errors.New("moved to another server")
 
 // handOver gives a queued turn back to the other replicas (drain): its
 // lease is released and its job ends without writing anything.
@@ -283,10 +285,14 @@ func (j *job) runAgent() (in Input, err error) {
 			err = toolmark.Errorf(toolmark.EINTERNAL, "the agent stopped on an internal error")
 		}
 	}()
-	if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
+	in = Input{Turn: j.turn, UserText: j.userText}
+	if j.resumed {
+		j.mu.Lock()
+		in.Resume = &Resume{Content: j.state.Content(), ToolCalls: j.state.Records(), Todos: j.state.Todos()}
+		j.mu.Unlock()
+	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
 		return in, err
 	}
-	in = Input{Turn: j.turn, UserText: j.userText}
 	tc, err := r.cfg.Store.TurnContext(context.WithoutCancel(j.ctx), j.turn.ConversationID, j.turn.ID)
 	if err != nil {
 		return in, fmt.Errorf("loading the conversation's history: %w", err)
@@ -306,6 +312,9 @@ func (j *job) finish(runErr error) {
 	case errors.Is(cause, errLeaseLost):
 		j.end(cause)
 		return // another replica finalised the turn
+	case errors.Is(cause, errHandedOver):
+		j.handOverRunning()
+		return
 	case errors.Is(cause, errCancelled), errors.Is(cause, errShutdown):
 		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, cause.Error(), "cancelled"
 	case runErr != nil:
@@ -346,6 +355,35 @@ func (j *job) finish(runErr error) {
 	}
 	r.cfg.Metrics.TurnEnded(string(status))
 	j.log.Info("turn ended", "status", status, "events", j.committedSeq())
+}
+
+// handOverRunning ends a running turn's job without ending the turn: the
+// tags its agent left open are cancelled, and its last write releases the
+// lease for another replica to continue the answer (see Drain).
+func (j *job) handOverRunning() {
+	r := j.r
+	j.mu.Lock()
+	j.err = nil
+	for _, d := range j.state.CloseOpen(toolcallmarkup.StatusCancelled, errHandedOver.Error()) {
+		_ = j.emitLocked(d)
+	}
+	if len(j.pending) == 0 {
+		// Something must carry the hand-over: a round marker costs a line.
+		_ = j.emitLocked(toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: 0}})
+	}
+	j.handOverTTL = r.cfg.LeaseTTL
+	j.mu.Unlock()
+	r.c.mark(j)
+	select {
+	case <-j.done:
+	case <-time.After(r.cfg.RetryFor + 10*time.Second):
+	}
+	if j.finishedErr != nil {
+		j.log.Error("handing the turn over", "err", j.finishedErr)
+		return
+	}
+	r.hub.Remote(j.turn.ID)
+	j.log.Info("handed the turn over to another replica", "events", j.committedSeq())
 }
 
 // closeReason is the error text of the tags a turn's end closes.

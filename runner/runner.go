@@ -30,6 +30,7 @@ import (
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 // Event is what an agent emits: a type and its typed payload.
@@ -44,6 +45,15 @@ type Input struct {
 	UserText string
 	Summary  string              // compacted history of the oldest turns
 	History  []store.HistoryTurn // earlier completed turns, oldest first
+	Resume   *Resume             // set when the turn continues an answer begun elsewhere
+}
+
+// Resume is the answer so far of a turn another replica handed over: the
+// agent continues it (see simplifiedagent.Request.Resume).
+type Resume struct {
+	Content   string
+	ToolCalls []toolmark.ToolCallRecord
+	Todos     []toolmark.Todo
 }
 
 // RunFunc answers one turn, emitting its events. It must return promptly
@@ -243,10 +253,14 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	if closing {
 		return ids, nil
 	}
-	adopted, err := r.cfg.Store.AdoptQueued(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100)
+	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100)
 	for _, a := range adopted {
-		r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
-		r.enqueue(a.Turn, a.OwnerID, a.UserText, -1)
+		if a.State != nil {
+			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Seq)
+		} else {
+			r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
+		}
+		r.enqueue(a.Turn, a.OwnerID, a.UserText, a.Seq, a.State)
 	}
 	return ids, err
 }
@@ -326,15 +340,15 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	r.hub.Local(t.ID)
 	r.hub.Publish(t.ID, []Frame{NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
 		Type: toolmark.EventTurnQueued, Time: now, Data: data})})
-	r.enqueue(t, nt.OwnerID, nt.Content, 1)
+	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil)
 	return t, nil
 }
 
 // enqueue registers a turn whose lease this replica holds and starts its
-// job. seq is the seq of the turn's last logged event (-1: unknown, read
-// from the turn).
-func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64) {
-	if seq < 0 {
+// job. seq is the seq of the turn's last logged event (0: read from the
+// turn); state, when not nil, is the answer so far of a turn to continue.
+func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, state *turnstate.State) {
+	if seq <= 0 {
 		seq = t.LastSeq
 	}
 	r.mu.Lock()
@@ -343,6 +357,10 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64) {
 		return
 	}
 	j := newJob(r, t, ownerID, userText, seq)
+	if state != nil {
+		state.StatusText = statusText
+		j.state, j.resumed = state, true
+	}
 	r.jobs[t.ID] = j
 	r.queued++
 	r.wg.Add(1)
@@ -403,22 +421,43 @@ func (r *Runner) Wait(ctx context.Context, turnID string) (toolmark.Turn, error)
 	}
 }
 
-// Drain stops accepting turns: Create answers ErrShuttingDown, this
-// replica adopts nothing more, and the turns still queued here are handed
-// back (their lease released), so another replica adopts and runs them.
-// Running turns go on; Shutdown waits for them.
+// Drain stops accepting turns: Create answers ErrShuttingDown and this
+// replica adopts nothing more. The turns still queued here are handed back
+// (their lease released) for another replica to adopt and run; when
+// another replica is alive, the running turns are handed over too: each
+// agent stops, what it wrote is committed with the lease released, and the
+// replica that adopts the turn continues the answer from its log. With no
+// other replica, running turns go on and Shutdown waits for them.
 func (r *Runner) Drain(ctx context.Context) {
 	r.mu.Lock()
 	r.closing, r.draining = true, true
-	var queued []*job
+	var queued, running []*job
 	for _, j := range r.jobs {
-		if !j.startedRunning() {
+		if j.startedRunning() {
+			running = append(running, j)
+		} else {
 			queued = append(queued, j)
 		}
 	}
 	r.mu.Unlock()
 	for _, j := range queued {
 		j.handOver(ctx)
+	}
+	if len(running) == 0 {
+		return
+	}
+	others, err := r.cfg.Store.OtherReplicas(ctx, r.cfg.Owner)
+	if err != nil {
+		r.log.Error("looking for other replicas; running turns stay here", "err", err)
+		return
+	}
+	if others == 0 {
+		r.log.Info("no other replica: running turns finish here", "turns", len(running))
+		return
+	}
+	r.log.Info("handing running turns over", "turns", len(running), "replicas", others)
+	for _, j := range running {
+		j.cancel(errHandedOver)
 	}
 }
 

@@ -88,11 +88,23 @@ type Request struct {
 	// StatusText writes the status line of a tool call into its events
 	// (ToolCallData.StatusText). Default statustext.Text.
 	StatusText statustext.Func
+	// Resume, when set, continues an answer another server began: the
+	// model sees Input followed by the answer so far (its finished tool
+	// calls with their results and its text) and goes on from there.
+	Resume *Resume
 	// Callbacks, when set, also receives the loop's langchaingo callbacks
 	// (model start, end and error, streamed text, tool start, end and
 	// error; a tool's context holds its id, see ToolCallIDFromContext), for
 	// logging or tracing.
 	Callbacks callbacks.Handler
+}
+
+// Resume is an answer begun elsewhere (a server that handed its turns over
+// while it drained), as its events left it.
+type Resume struct {
+	Content   string                    // the answer's ToolCall markup so far
+	ToolCalls []toolmark.ToolCallRecord // its tool calls; the finished ones go back to the model
+	Todos     []toolmark.Todo           // its task list
 }
 
 // Event is one event produced by Run, typed: Data is one of the
@@ -127,6 +139,9 @@ func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := newSession(emit, req.StatusText, cancel, context.WithoutCancel(parent))
+	if req.Resume != nil {
+		s.resume(req.Resume)
+	}
 	l := newLoop(s, req, "", true)
 	answer, rounds, err := l.run(ctx)
 	if err == nil {
@@ -217,7 +232,17 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, l.req.System))
 	}
 	msgs = append(msgs, l.req.History...)
-	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, l.req.Input))
+	if r := l.req.Resume; r != nil && l.parentID == "" {
+		var done []toolmark.ToolCallRecord
+		for _, c := range r.ToolCalls {
+			if s := toolcallmarkup.Status(c.Status); s == toolcallmarkup.StatusSuccess || s == toolcallmarkup.StatusError {
+				done = append(done, c)
+			}
+		}
+		msgs = append(msgs, BuildHistory("", []HistoryTurn{{UserText: l.req.Input, AssistantContent: r.Content, ToolCalls: done}})...)
+	} else {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, l.req.Input))
+	}
 	defer func() {
 		if err != nil {
 			l.s.finalizeCalls(l, err, ctx.Err() != nil)

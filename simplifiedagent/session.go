@@ -64,6 +64,23 @@ func newSession(emit EmitFunc, status statustext.Func, cancel context.CancelCaus
 	return &session{emit: emit, status: status, cancel: cancel, emitCtx: emitCtx, ids: map[string]bool{}}
 }
 
+// resume starts the session where an answer begun elsewhere stands: its
+// ids are taken, its layout continues, its task list is the current one.
+func (s *session) resume(r *Resume) {
+	for _, c := range r.ToolCalls {
+		s.ids[c.ID] = true
+	}
+	for _, tc := range toolcallmarkup.Parse(r.Content) {
+		s.ids[tc.ID] = true
+	}
+	if n := len(r.Content); n > 0 {
+		s.tail = r.Content[max(0, n-2):]
+		s.afterTag = strings.HasSuffix(r.Content, "</ToolCall>")
+	}
+	s.todos = append([]toolmark.Todo(nil), r.Todos...)
+	s.seq = len(s.ids)
+}
+
 // emitLocked sends e unless the session is closed or emission already
 // failed. The first failure cancels the run.
 func (s *session) emitLocked(e Event) {

@@ -41,6 +41,10 @@ type TurnWrite struct {
 	// Finish, when not nil, ends the turn with the write (Content is then
 	// required): the terminal event and the final content commit together.
 	Finish *Finish
+	// HandOver, when not zero, releases the turn's lease with the write
+	// (Content is then required) for another replica to continue it (see
+	// Adopt); if none does within HandOver, a sweep ends it.
+	HandOver time.Duration
 }
 
 // Finish is the end of a turn.
@@ -135,8 +139,8 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		if err := checkText("content", *w.Content, db.maxContent, false); err != nil {
 			return err
 		}
-	} else if w.Finish != nil {
-		return toolmark.Errorf(toolmark.EINVALID, "finishing a turn needs its final content")
+	} else if w.Finish != nil || w.HandOver > 0 {
+		return toolmark.Errorf(toolmark.EINVALID, "finishing or handing over a turn needs its content")
 	}
 	if w.Finish != nil {
 		if !w.Finish.Status.Final() {
@@ -199,6 +203,8 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 		fTurn, fStatus, fError []string
 		fContent, fMsgStatus   []string
 		fSeq                   []int64
+		hTurn                  []string
+		hTTL                   []time.Duration
 		notes                  []string
 		note                   strings.Builder
 	)
@@ -219,6 +225,9 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			fMsgStatus = append(fMsgStatus, string(messageStatusFor(w.Finish.Status)))
 		case w.Content != nil:
 			cTurn, cMsg, cContent, cSeq = append(cTurn, w.TurnID), append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
+		}
+		if w.HandOver > 0 && w.Finish == nil {
+			hTurn, hTTL = append(hTurn, w.TurnID), append(hTTL, w.HandOver)
 		}
 		for _, c := range w.ToolCalls {
 			status := c.Status
@@ -340,6 +349,13 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
 			from t join u on u.id = t.id where m.id = t.assistant_message_id`,
 			owner, fTurn, fStatus, fError, fContent, fSeq, fMsgStatus)
+	}
+	if len(hTurn) > 0 {
+		// Last: the statements above check the lease this one gives up.
+		b.Queue(`
+			update turns t set lease_owner = null, lease_expires_at = now() + u.ttl
+			from unnest($2::text[], $3::interval[]) as u(id, ttl)
+			where t.id = u.id and t.lease_owner = $1 and t.status in ('queued', 'running')`, owner, hTurn, hTTL)
 	}
 	b.Queue(`select pg_notify('`+ChannelEvents+`', p) from unnest($1::text[]) as p`, notes)
 

@@ -156,6 +156,11 @@ const livenessClass = 7321
 // (a per-row lookup in pg_locks would snapshot the lock manager per turn).
 var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or hashtext(t.lease_owner)::oid not in (select objid from live))`
 
+// runningGone is ownerGone for a running turn: one handed over (no lease
+// owner) is left to the replica that adopts it until its hand-over time
+// runs out.
+var runningGone = `(case when t.lease_owner is null then t.lease_expires_at < $1 else ` + ownerGone + ` end)`
+
 // liveOwners is the CTE "live": the liveness locks held in this database.
 var liveOwners = `live as materialized (
 	select l.objid from pg_locks l
@@ -199,7 +204,7 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
 			with `+liveOwners+`
 			select t.id, t.assistant_message_id
 			from turns t
-			where t.status = 'running' and `+ownerGone+`
+			where t.status = 'running' and `+runningGone+`
 			order by t.created_at
 			limit 1
 			for update of t skip locked`, now).Scan(&turnID, &msgID)
@@ -219,37 +224,9 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
 
 // interrupt ends a locked turn as interrupted, from its log.
 func (db *DB) interrupt(ctx context.Context, tx pgx.Tx, turnID, msgID string, now time.Time) error {
-	var content string
-	var seq int64
-	if err := tx.QueryRow(ctx, `select content, seq from messages where id = $1 for update`, msgID).Scan(&content, &seq); err != nil {
-		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-	}
-	calls, err := toolCalls(ctx, tx, turnID)
+	st, last, err := db.loadState(ctx, tx, turnID, msgID, true)
 	if err != nil {
 		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-	}
-	todos, err := todosOf(ctx, tx, turnID)
-	if err != nil {
-		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-	}
-	st, err := turnstate.FromSnapshot(toolmark.SnapshotData{Content: content, Seq: seq, Status: toolmark.TurnRunning, ToolCalls: calls, Todos: todos})
-	if err != nil {
-		// A snapshot that does not parse cannot be rebuilt; keep the
-		// turn's text but no live tags.
-		db.log.Error("sweep: stored content does not parse", "turn", turnID, "err", err)
-		st = turnstate.New()
-	}
-	st.StatusText = statustext.Text
-	events, err := db.eventsAfter(ctx, tx, turnID, seq, 1<<30)
-	if err != nil {
-		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-	}
-	last := seq
-	for _, e := range events {
-		if err := st.ApplyEvent(e); err != nil {
-			db.log.Warn("sweep: skipping an event that does not apply", "turn", turnID, "seq", e.Seq, "err", err)
-		}
-		last = max(last, e.Seq)
 	}
 	_ = st.TakeChanges()
 	drafts := append(st.CloseOpen(toolcallmarkup.StatusError, InterruptedError), toolmark.Draft{
@@ -307,6 +284,49 @@ func (db *DB) interrupt(ctx context.Context, tx pgx.Tx, turnID, msgID string, no
 	return nil
 }
 
+// loadState rebuilds a turn's state from its stored snapshot and the
+// events logged after it, and returns it with the seq of its last event.
+// lock locks the message row (a sweep rewrites it).
+func (db *DB) loadState(ctx context.Context, q querier, turnID, msgID string, lock bool) (*turnstate.State, int64, error) {
+	var content string
+	var seq int64
+	forUpdate := ""
+	if lock {
+		forUpdate = " for update"
+	}
+	if err := q.QueryRow(ctx, `select content, seq from messages where id = $1`+forUpdate, msgID).Scan(&content, &seq); err != nil {
+		return nil, 0, err
+	}
+	calls, err := toolCalls(ctx, q, turnID)
+	if err != nil {
+		return nil, 0, err
+	}
+	todos, err := todosOf(ctx, q, turnID)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := turnstate.FromSnapshot(toolmark.SnapshotData{Content: content, Seq: seq, Status: toolmark.TurnRunning, ToolCalls: calls, Todos: todos})
+	if err != nil {
+		// A snapshot that does not parse cannot be rebuilt; keep the
+		// turn's text but no live tags.
+		db.log.Error("stored content does not parse", "turn", turnID, "err", err)
+		st = turnstate.New()
+	}
+	st.StatusText = statustext.Text
+	events, err := db.eventsAfter(ctx, q, turnID, seq, 1<<30)
+	if err != nil {
+		return nil, 0, err
+	}
+	last := seq
+	for _, e := range events {
+		if err := st.ApplyEvent(e); err != nil {
+			db.log.Warn("skipping an event that does not apply", "turn", turnID, "seq", e.Seq, "err", err)
+		}
+		last = max(last, e.Seq)
+	}
+	return st, last, nil
+}
+
 // insertEvents inserts a turn's events with the seqs they carry.
 func insertEvents(ctx context.Context, q querier, turnID string, rows []EventRow) error {
 	seqs, types, datas, times := make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]time.Time, len(rows))
@@ -324,22 +344,30 @@ func insertEvents(ctx context.Context, q querier, turnID string, rows []EventRow
 	return rs.Err()
 }
 
-// AdoptedTurn is a queued turn that AdoptQueued handed to a new owner.
+// AdoptedTurn is a turn that Adopt handed to a new owner.
 type AdoptedTurn struct {
 	Turn     toolmark.Turn
 	OwnerID  string // the user who owns the conversation
 	UserText string
+	// State is, for a running turn handed over by a draining replica, the
+	// answer as its events left it, and Seq the seq of its last event;
+	// nil for a queued turn.
+	State *turnstate.State
+	Seq   int64
 }
 
-// AdoptQueued gives owner the lease of up to limit queued turns whose owner
-// is gone (it died between creating the turn and running it, or released
-// it while draining) and returns them, oldest first, so that owner runs
-// them.
-func (db *DB) AdoptQueued(ctx context.Context, owner string, ttl time.Duration, limit int) ([]AdoptedTurn, error) {
+// Adopt gives owner the lease of up to limit turns that their replica
+// will not run, oldest first, and returns them so that owner runs them:
+// queued turns whose owner is gone (it died between creating a turn and
+// running it, or handed it back while draining), and running turns that a
+// draining replica handed over (no lease owner, hand-over time not run out)
+// with the state their events left, to be continued.
+func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit int) ([]AdoptedTurn, error) {
 	rows, err := db.pool.Query(ctx, `
 		with `+liveOwners+`, a as (
 			select t.id from turns t
-			where t.status = 'queued' and `+strings.ReplaceAll(ownerGone, "$1", "now()")+`
+			where (t.status = 'queued' and `+strings.ReplaceAll(ownerGone, "$1", "now()")+`)
+			   or (t.status = 'running' and t.lease_owner is null and t.lease_expires_at >= now())
 			order by t.created_at
 			limit $3
 			for update of t skip locked
@@ -352,7 +380,7 @@ func (db *DB) AdoptQueued(ctx context.Context, owner string, ttl time.Duration, 
 		from u join conversations c on c.id = u.conversation_id join messages m on m.id = u.user_message_id
 		order by u.created_at`, owner, ttl, limit)
 	if err != nil {
-		return nil, fmt.Errorf("adopting queued turns: %w", err)
+		return nil, fmt.Errorf("adopting turns: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AdoptedTurn, error) {
 		var a AdoptedTurn
@@ -363,7 +391,30 @@ func (db *DB) AdoptQueued(ctx context.Context, owner string, ttl time.Duration, 
 		return a, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("adopting queued turns: %w", err)
+		return nil, fmt.Errorf("adopting turns: %w", err)
+	}
+	for i := range out {
+		a := &out[i]
+		if a.Turn.Status != toolmark.TurnRunning {
+			continue
+		}
+		if a.State, a.Seq, err = db.loadState(ctx, db.pool, a.Turn.ID, a.Turn.AssistantMessageID, false); err != nil {
+			return out[:i], fmt.Errorf("adopting turn %s: %w", a.Turn.ID, err)
+		}
+		a.Turn.LastSeq = a.Seq
 	}
 	return out, nil
+}
+
+// OtherReplicas returns how many replicas other than owner are alive (hold
+// their liveness lock) on this database.
+func (db *DB) OtherReplicas(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := db.pool.QueryRow(ctx, `
+		with `+liveOwners+`
+		select count(*) from live where objid <> hashtext($1)::oid`, owner).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting replicas: %w", err)
+	}
+	return n, nil
 }

@@ -442,11 +442,11 @@ func TestAdoptQueued(t *testing.T) {
 	final := newTurn(testOwner, "final")
 	mustFinish(t, db, final, toolmark.TurnCompleted, "", "")
 
-	first, err := db.AdoptQueued(ctx, adopter, time.Hour, 1)
+	first, err := db.Adopt(ctx, adopter, time.Hour, 1)
 	if err != nil || len(first) != 1 || first[0].Turn.ID != unleased.ID {
 		t.Fatalf("AdoptQueued(limit 1) = %+v, %v; want the oldest, %s", first, err, unleased.ID)
 	}
-	rest, err := db.AdoptQueued(ctx, adopter, time.Hour, 10)
+	rest, err := db.Adopt(ctx, adopter, time.Hour, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestAdoptQueued(t *testing.T) {
 		}
 	}
 	// The adopter is alive: nobody adopts its turns again.
-	if again, err := db.AdoptQueued(ctx, newOwner("another"), time.Hour, 10); err != nil || len(again) != 0 {
+	if again, err := db.Adopt(ctx, newOwner("another"), time.Hour, 10); err != nil || len(again) != 0 {
 		t.Errorf("a second adopter got %+v, %v; want nothing", again, err)
 	}
 }

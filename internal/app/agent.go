@@ -78,6 +78,9 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit runner.EmitFunc) 
 		Tools:   a.tools,
 		System:  systemPrompt,
 	}
+	if r := in.Resume; r != nil {
+		req.Resume = &simplifiedagent.Resume{Content: r.Content, ToolCalls: r.ToolCalls, Todos: r.Todos}
+	}
 	_, err := simplifiedagent.Run(ctx, req, emit)
 	return err
 }
