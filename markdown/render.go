@@ -13,7 +13,6 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -34,7 +33,7 @@ func New(opts ...Option) *Renderer {
 	if policy == nil {
 		policy = DefaultPolicy()
 	}
-	hr := &HTMLRenderer{Config: html.NewConfig(), cfg: cfg}
+	hr := newHTMLRenderer(cfg)
 	return &Renderer{md: newGoldmark(hr, true), html: hr, policy: policy, splice: cfg.Policy == nil}
 }
 
