@@ -42,6 +42,12 @@ func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
 // the client leaves, or the server shuts down.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn, after int64) {
 	ctx := r.Context()
+	rf, err := s.renderFollower(r, t) // nil unless ?render=html (render.go)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer rf.close()
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
@@ -56,11 +62,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	_ = rc.Flush()
-	err := s.follow(ctx, t, after, func(evs []toolmark.Event) error {
+	err = s.follow(ctx, t, after, func(evs []toolmark.Event) error {
 		for _, e := range evs {
 			if err := WriteEvent(w, e); err != nil {
 				return err
 			}
+		}
+		if err := rf.write(ctx, w, evs); err != nil {
+			return err
 		}
 		return rc.Flush()
 	}, func() error {

@@ -58,6 +58,7 @@ type Server struct {
 	router    chi.Router
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
+	renders   renderHub     // live renderers of followed turns (render.go)
 }
 
 // New returns a Server with its routes.
