@@ -191,4 +191,3 @@ func TestRenderedStreamBadParameter(t *testing.T) {
 		t.Errorf("got %d %s, want 400 naming render", st, body)
 	}
 }
-

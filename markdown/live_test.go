@@ -332,7 +332,7 @@ func TestLiveStatus(t *testing.T) {
 	l.add(toolmark.EventSubagentStatus, toolmark.SubagentStatusData{ToolCallID: "a1", Phase: "round", Message: "Reading the results (round 2)"})
 	step("Reading the results (round 2)")
 	l.add(toolmark.EventToolCallRunning, toolmark.ToolCallData{ToolCallID: "a1", Name: "subagent", Status: "running",
-		Markup: toolcallmarkup.OpenTag(toolcallmarkup.ToolCall{ID: "a1", Type: "subagent", Status: toolcallmarkup.StatusRunning}),
+		Markup:     toolcallmarkup.OpenTag(toolcallmarkup.ToolCall{ID: "a1", Type: "subagent", Status: toolcallmarkup.StatusRunning}),
 		StatusText: "Sub-agent: written by the server"})
 	step("Sub-agent: written by the server")
 	l.text(" goes on.")
