@@ -164,7 +164,7 @@ func TestRenderedStream(t *testing.T) {
 				}
 			}
 			v := views[0]
-			if !strings.Contains(strings.Join(v.statuses, "|"), " for:\n") {
+			if !strings.Contains(strings.Join(v.statuses, "|"), ":\n") {
 				t.Errorf("no tool status text among %q", v.statuses)
 			}
 			// Text shows while the turn runs: some frame before the last

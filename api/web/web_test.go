@@ -103,3 +103,22 @@ func TestNoInlineCode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoCopyOfTheRules: the page keeps no copy of the server's rules — no
+// status texts (package statustext writes them into the events and the
+// rendered widgets) and no parser of the ToolCall markup (the server
+// renders it).
+func TestNoCopyOfTheRules(t *testing.T) {
+	sub, _ := fs.Sub(static, "static")
+	for _, name := range []string{"app.js", "live.js"} {
+		b, err := fs.ReadFile(sub, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{"Searching knowledge base", "Preparing search", "Sub-agent working", "Could not fetch", "<ToolCall", "toolCallId="} {
+			if strings.Contains(string(b), rule) {
+				t.Errorf("%s holds %q: a copy of a rule the server owns", name, rule)
+			}
+		}
+	}
+}

@@ -61,11 +61,11 @@ func TestDemoRun(t *testing.T) {
 		wantTags  map[string]int
 		wantCite  string
 	}{
-		{"simple", "How do clients resume a stream?", 0, map[string]int{"search_documents": 1}, "[1] Resuming a stream — resume.md"},
-		{"multi-part", "How does resume work? And what happens on cancellation?", 2,
-			map[string]int{"search_documents": 2}, "[2] Cancellation — cancellation.md"},
-		{"compare", "Compare resume and cancellation", 2,
-			map[string]int{"subagent": 2, "search_documents": 2}, "Sub-agent findings"},
+		{"simple", "How do clients resume a stream?", 0, map[string]int{"search_documents": 1}, "- [1] Resuming a stream — resume.md"},
+		{"multi-part", "How does resume work? And what happens on cancellation?", 3,
+			map[string]int{"search_documents": 2}, "- [2] Cancellation — cancellation.md"},
+		{"compare", "Compare resume and cancellation", 3,
+			map[string]int{"subagent": 2, "search_documents": 2}, "**Cancellation.** "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +117,8 @@ func TestParts(t *testing.T) {
 		{"How do I resume?", []string{"How do I resume"}},
 		{"What is a ToolCall? How is it escaped?", []string{"What is a ToolCall", "How is it escaped"}},
 		{"Compare resume and cancellation", []string{"resume", "cancellation"}},
-		{"Steps:\n- deploy\n- configure", []string{"Steps", "deploy", "configure"}},
+		{"Steps:\n- deploy\n- configure", []string{"deploy", "configure"}},
+		{"How does resume work? Make a plan.", []string{"How does resume work"}},
 	}
 	for _, tt := range tests {
 		if got := demo.Parts(tt.q); strings.Join(got, "|") != strings.Join(tt.want, "|") {
@@ -159,7 +160,7 @@ func TestDemoFetchURL(t *testing.T) {
 	if fetch == nil || fetch.Status != toolcallmarkup.StatusSuccess || len(fetch.Attrs) == 0 || fetch.Attrs[0].Value != srv.URL+"/notes" {
 		t.Fatalf("fetch_url tag %+v in %q", fetch, res.Content)
 	}
-	if !strings.Contains(res.Answer, "Version 2 adds resume. [1]") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
+	if !strings.Contains(res.Answer, "Version 2 adds resume [1].") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
 		t.Errorf("answer %q", res.Answer)
 	}
 }
