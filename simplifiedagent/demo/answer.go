@@ -49,6 +49,7 @@ type source struct{ title, where string }
 
 // composer writes one answer.
 type composer struct {
+	example bool // the question asks for an example: quote a code block of a source
 	sources []source
 	quoted  map[string]bool // sentences already in the answer
 	paras   []string
@@ -68,7 +69,7 @@ func (c *composer) cite(s source) int {
 
 // compose writes the answer to question from the tool results.
 func compose(question string, results []toolResult) string {
-	c := &composer{quoted: map[string]bool{}}
+	c := &composer{quoted: map[string]bool{}, example: strings.Contains(strings.ToLower(question), "example")}
 	used := make([]bool, len(results))
 	for _, part := range Parts(question) {
 		var sentences []string
@@ -103,6 +104,12 @@ func compose(question string, results []toolResult) string {
 		switch {
 		case len(sentences) > 0:
 			c.paras = append(c.paras, lead+strings.Join(sentences, " "))
+			if c.example {
+				if code := c.codeExample(results, used); code != "" {
+					c.paras = append(c.paras, code)
+					c.example = false
+				}
+			}
 		case found:
 			c.paras = append(c.paras, lead+"The documents I found mention it, but no sentence of theirs answers it directly.")
 		default:
@@ -200,6 +207,37 @@ func (c *composer) quote(title, where, snippet, kw string) string {
 	}
 	c.quoted[best] = true
 	return withCite(best, c.cite(source{title: title, where: where}))
+}
+
+// codeExample returns the first code block of a document a search of
+// this part found, introduced by the sentence before it, or "".
+func (c *composer) codeExample(results []toolResult, used []bool) string {
+	for i, r := range results {
+		if !used[i] || strings.HasPrefix(r.content, "error: ") {
+			continue
+		}
+		for _, h := range hitRE.FindAllStringSubmatch(r.content, 3) {
+			doc := corpusDocument(h[3])
+			start := strings.Index(doc, "\n```")
+			if start < 0 {
+				continue
+			}
+			end := strings.Index(doc[start+4:], "\n```")
+			if end < 0 {
+				continue
+			}
+			block := doc[start+1 : start+4+end+4]
+			intro := "Here is an example from " + h[2]
+			if lines := strings.Split(strings.TrimSpace(doc[:start]), "\n"); len(lines) > 0 {
+				if last := strings.TrimSpace(lines[len(lines)-1]); strings.HasSuffix(last, ":") && startsSentence(last) {
+					intro = strings.TrimSuffix(last, ":")
+				}
+			}
+			n := c.cite(source{title: h[2], where: h[3]})
+			return intro + fmt.Sprintf(" [%d]:", n) + "\n\n" + block
+		}
+	}
+	return ""
 }
 
 // definition reports whether s is the entry of a definition list

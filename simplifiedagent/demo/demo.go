@@ -266,7 +266,7 @@ func init() {
 	about some any all more most much many does toolmark's also then than so not no yes vs versus compare research
 	between both each other own same such only just very happens happen work works use used using get gets
 	documentation docs says say make plan step steps briefly short summary summarise summarize answer look up
-	find out`) {
+	find out example examples see read`) {
 		stopwords[w] = true
 	}
 }

@@ -185,3 +185,19 @@ func TestDemoPacing(t *testing.T) {
 		t.Errorf("got %v after %v, want a prompt context.Canceled", err, time.Since(start))
 	}
 }
+
+// TestDemoExample: a question asking for an example gets the code block of
+// a source, cited.
+func TestDemoExample(t *testing.T) {
+	var ev events
+	res, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{
+		Model: &demo.Model{}, Input: "How do clients resume a stream? Show an example.",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(docs)},
+	}, ev.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Answer, "```sh\ncurl -N") || !strings.Contains(res.Answer, "from the event after number 42 [1]:") {
+		t.Errorf("answer %q lacks the cited example", res.Answer)
+	}
+}

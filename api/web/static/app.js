@@ -177,7 +177,6 @@ function onAnswerClick(e) {
     const folded = widget.hasAttribute('data-ui-folded');
     if (folded) widget.removeAttribute('data-ui-folded');
     else widget.setAttribute('data-ui-folded', '');
-    widget.setAttribute('aria-expanded', folded ? 'true' : 'false');
   }
 }
 
