@@ -6,7 +6,17 @@
 // equals the stored message's html, before and after a reload; the copy
 // buttons copy. Screenshots of a running and a finished turn go to the
 // README.
+import fs from 'node:fs';
+import path from 'node:path';
 import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems, recordLive, storedAnswerHTML, shownAnswerHTML } from './lib.mjs';
+
+// readmeShot also copies a screenshot to $TOOLMARK_README_SHOTS (the
+// README's docs/screenshots) when it is set.
+async function readmeShot(page, name) {
+  const file = await shot(page, name);
+  const dir = process.env.TOOLMARK_README_SHOTS;
+  if (dir) fs.copyFileSync(file, path.join(dir, name + '.png'));
+}
 
 async function checkTurn(page, name, { wantTypes }) {
   const live = await page.evaluate(() => window.__live);
@@ -76,7 +86,7 @@ await run('live', async (browser) => {
   await sub.click({ position: { x: 40, y: 12 } });
   assert(await sub.evaluate((el) => el.hasAttribute('data-ui-folded')), 'the sub-agent widget folds');
   await page.waitForSelector('.message--live .bubble:not([hidden])');
-  await shot(page, 'running');
+  await readmeShot(page, 'running');
   // Text streams around it; it stays the same, folded element.
   await page.waitForFunction(() => {
     const live = document.querySelector('.message--live');
@@ -98,7 +108,7 @@ await run('live', async (browser) => {
   assert(plan.length >= 3 && plan.every((s) => s === 'done'), 'plan: ' + JSON.stringify(plan));
   assert((await page.textContent('#todo-count')) === `${plan.length}/${plan.length} done`, 'the plan counts what is done');
   await page.evaluate(() => document.querySelector('#messages').scrollTo(0, 1e6));
-  await shot(page, 'finished');
+  await readmeShot(page, 'finished');
 
   // After a reload: the same html.
   const turnId = live.turnId;
