@@ -210,8 +210,10 @@ func (tr *turnRender) catchUp(ctx context.Context, f *renderFollower, evs []tool
 	if err != nil {
 		return fmt.Errorf("catching up: %w", err)
 	}
-	if err := tr.live.Apply(snap); err != nil {
-		return fmt.Errorf("catching up: %w", err)
+	if snap.Seq > tr.live.Seq() {
+		if err := tr.live.Apply(snap); err != nil {
+			return fmt.Errorf("catching up: %w", err)
+		}
 	}
 	for tr.live.Seq() < first.Seq-1 {
 		more, err := s.cfg.Store.EventsAfter(ctx, f.t.ID, tr.live.Seq(), eventsPage)

@@ -109,7 +109,7 @@ func (l *Live) State() *turnstate.State { return l.state }
 // a snapshot included, so several followers may feed the same Live. A
 // snapshot after Seq replaces everything.
 func (l *Live) Apply(e toolmark.Event) error {
-	if e.Seq > 0 && e.Seq <= l.state.Seq() {
+	if e.Seq > 0 && e.Seq <= l.state.Seq() || e.Type == toolmark.EventSnapshot && e.Seq <= l.state.Seq() && l.state.Seq() > 0 {
 		return nil
 	}
 	if e.Type == toolmark.EventSnapshot {

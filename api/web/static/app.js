@@ -541,13 +541,19 @@ function openStream(live) {
   });
 }
 
-/** watchRecovery shows "recovering" when a reconnected stream stays silent. */
+/**
+ * watchRecovery runs after a reconnection: if the answer stays silent, the
+ * server that was writing it may be gone. The turn says so when the server
+ * reports it ("recovering"); otherwise the page says it is waiting.
+ */
 function watchRecovery(live) {
   clearTimeout(live.recoverTimer);
   const seq = live.lastSeq;
-  live.recoverTimer = setTimeout(() => {
-    if (!live.done && live.lastSeq === seq) setNotice(live, 'The server writing this answer stopped. Recovering the answer…');
-  }, 4000);
+  live.recoverTimer = setTimeout(async () => {
+    if (live.done || live.lastSeq !== seq) return;
+    await checkTurn(live);
+    if (!live.done && live.lastSeq === seq && !live.notice) setNotice(live, 'Waiting for the answer to continue…');
+  }, 5000);
 }
 
 function setNotice(live, msg) {
@@ -563,7 +569,7 @@ async function checkTurn(live) {
     const t = await api('GET', '/api/turns/' + encodeURIComponent(live.turnId));
     if (!t || !t.turn || live.done) return;
     if (isTurnFinal(t.turn.status)) finishTurn(live);
-    else if (t.turn.recovering) setNotice(live, 'The server writing this answer stopped. Recovering the answer…');
+    else if (t.turn.recovering) setNotice(live, RECOVERING);
   } catch (e) {
     if (e.status === 404 || e.status === 401) {
       live.done = true;
@@ -592,6 +598,8 @@ function scheduleReconnect(live) {
   }, delay);
 }
 
+const RECOVERING = 'The server writing this answer stopped. Recovering the answer…';
+
 const isTurnFinal = (s) => ['completed', 'failed', 'cancelled', 'interrupted'].includes(s);
 
 function onRenderFrame(live, es, msg) {
@@ -611,8 +619,7 @@ function onRenderFrame(live, es, msg) {
     live.gotFinal();
   }
   live.status = f.status || '';
-  if (f.seq > live.lastSeq) live.lastSeq = f.seq;
-  showBubble(live);
+  showBubble(live); // (f.seq may be ahead of the events received: lastSeq follows the events only)
   scrollToEnd(false);
 }
 
@@ -713,6 +720,7 @@ async function showStoredAnswer(live) {
       }
       live.bubble.remove();
       live.art.replaceWith(fresh);
+      scrollToEnd(false);
       els.title.textContent = data.conversation.title || els.title.textContent;
       setTodos(m.todos && m.todos.length ? m.todos : live.todos, turnStatusOf(m.status));
       return;
