@@ -15,7 +15,6 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -152,7 +151,7 @@ func TestCrashRecovery(t *testing.T) {
 	if last.Type != toolmark.EventTurnFailed || end.Status != toolmark.TurnInterrupted {
 		t.Errorf("last event %s %+v, want turn_failed interrupted", last.Type, end)
 	}
-	rebuilt, err := store.Replay("", log)
+	rebuilt, err := replayLog(log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -19,6 +20,10 @@ const eventsPage = 500
 // Last-Event-ID (which wins, as the browser sends it on reconnect) or
 // ?after=N.
 func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		s.writeError(w, r, errDraining)
+		return
+	}
 	u, _ := UserFromContext(r.Context())
 	t, err := s.cfg.Store.GetTurn(r.Context(), u.ID, chi.URLParam(r, "id"))
 	if err != nil {
@@ -62,13 +67,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	_ = rc.Flush()
-	err = s.follow(ctx, t, after, func(evs []toolmark.Event) error {
-		for _, e := range evs {
-			if err := WriteEvent(w, e); err != nil {
+	err = s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
+		for _, f := range frames {
+			if _, err := w.Write(f.SSE); err != nil {
 				return err
 			}
 		}
-		if err := rf.write(ctx, w, evs); err != nil {
+		if err := rf.write(ctx, w, frames); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -94,59 +99,102 @@ var errStreamClosed = errors.New("the server is shutting down")
 // returns nil after the terminal event, or when the turn is over and
 // nothing follows the cursor.
 func (s *Server) follow(ctx context.Context, t toolmark.Turn, after int64, fn func([]toolmark.Event) error, idle func() error) error {
+	var evs []toolmark.Event
+	return s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
+		evs = evs[:0]
+		for _, f := range frames {
+			evs = append(evs, f.Event)
+		}
+		return fn(evs)
+	}, idle)
+}
+
+// followFrames is follow with each event's SSE frame, built once for all
+// followers. Events come from the hub's in-memory tail of the turn; the
+// store is read only for a cursor older than the tail (a late resume, a
+// follower that fell behind) and for turns this replica knows nothing of.
+func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]runner.Frame) error, idle func() error) error {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	hub := s.cfg.Runner.Hub()
+	leave := hub.Follow(t.ID)
+	defer leave()
 	cursor, snapshots := after, 0
 	for {
-		evs, err := s.cfg.Store.EventsAfter(ctx, t.ID, cursor, eventsPage)
-		if errors.Is(err, store.ErrCursorPruned) && snapshots == 0 {
-			snap, err := s.snapshot(ctx, t)
-			if err != nil {
-				s.log.Error("building a snapshot", "turn", t.ID, "err", err)
-				return err
-			}
-			snapshots++
-			if err := fn([]toolmark.Event{snap}); err != nil {
-				return err
-			}
-			cursor = snap.Seq
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("reading events", "turn", t.ID, "after", cursor, "err", err)
-			}
-			return err // the client reconnects with Last-Event-ID
-		}
-		for i, e := range evs {
-			if e.Type.Terminal() {
-				return fn(evs[:i+1])
-			}
-		}
-		if len(evs) > 0 {
-			if err := fn(evs); err != nil {
-				return err
-			}
-			cursor = evs[len(evs)-1].Seq
-			if len(evs) == eventsPage {
+		tail := hub.After(t.ID, cursor)
+		if tail.Store {
+			evs, err := s.cfg.Store.EventsAfter(ctx, t.ID, cursor, eventsPage)
+			if errors.Is(err, store.ErrCursorPruned) && snapshots == 0 {
+				snap, err := s.snapshot(ctx, t)
+				if err != nil {
+					s.log.Error("building a snapshot", "turn", t.ID, "err", err)
+					return err
+				}
+				snapshots++
+				if err := fn([]runner.Frame{runner.NewFrame(snap)}); err != nil {
+					return err
+				}
+				cursor = snap.Seq
 				continue
 			}
-		} else if cur, err := s.cfg.Store.TurnByID(ctx, t.ID); err == nil && cur.Status.Final() && cur.LastSeq <= cursor {
-			return nil // nothing after the cursor of a finished turn
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("reading events", "turn", t.ID, "after", cursor, "err", err)
+				}
+				return err // the client reconnects with Last-Event-ID
+			}
+			frames := make([]runner.Frame, len(evs))
+			for i, e := range evs {
+				frames[i] = runner.NewFrame(e)
+			}
+			hub.Seed(t.ID, frames)
+			if len(frames) > 0 {
+				if err := deliver(frames, fn); err != nil || frames[len(frames)-1].Event.Type.Terminal() {
+					return err
+				}
+				cursor = frames[len(frames)-1].Event.Seq
+				if len(frames) == eventsPage {
+					continue
+				}
+				tail = hub.After(t.ID, cursor)
+				if tail.Store && len(frames) > 0 {
+					tail.Store = false // the hub knows nothing newer yet: wait
+				}
+			} else if cur, err := s.cfg.Store.TurnByID(ctx, t.ID); err == nil && cur.Status.Final() && cur.LastSeq <= cursor {
+				return nil // nothing after the cursor of a finished turn
+			}
+		} else if len(tail.Frames) > 0 {
+			if err := deliver(tail.Frames, fn); err != nil || tail.Frames[len(tail.Frames)-1].Event.Type.Terminal() {
+				return err
+			}
+			cursor = tail.Frames[len(tail.Frames)-1].Event.Seq
+			continue
+		} else if tail.Done {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.closing:
 			return errStreamClosed
-		case <-hub.Wait(t.ID, cursor):
+		case <-tail.Wake:
 		case <-heartbeat.C:
 			if err := idle(); err != nil {
 				return err
 			}
+			hub.Poll(t.ID) // a notification may have been lost
 		}
 	}
+}
+
+// deliver hands fn the frames up to and including the terminal event.
+func deliver(frames []runner.Frame, fn func([]runner.Frame) error) error {
+	for i, f := range frames {
+		if f.Event.Type.Terminal() {
+			return fn(frames[:i+1])
+		}
+	}
+	return fn(frames)
 }
 
 // snapshot is the event that replaces a pruned stretch of the log: the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -217,4 +218,16 @@ func eventsEqual(a, b []toolmark.Event) bool {
 		}
 	}
 	return true
+}
+
+// replayLog rebuilds a message's content from its whole event log, as the
+// crash sweep and the clients do.
+func replayLog(evs []toolmark.Event) (string, error) {
+	st := turnstate.New()
+	for _, e := range evs {
+		if err := st.ApplyEvent(e); err != nil {
+			return "", err
+		}
+	}
+	return st.Content(), nil
 }

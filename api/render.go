@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/markdown"
+	"github.com/toolmark/toolmark/runner"
 )
 
 // Live rendering: a client that opens a turn's event stream with
@@ -133,12 +134,17 @@ func (f *renderFollower) close() {
 	f.s.renders.release(f.tr, final)
 }
 
-// write writes the render frame that follows evs, if anything changed; f
+// write writes the render frame that follows the events of frames, if
+// anything changed; f
 // may be nil. A rendering problem is logged and leaves the frame out: the
 // events are what matters, and the page shows the stored answer at the end.
-func (f *renderFollower) write(ctx context.Context, w io.Writer, evs []toolmark.Event) error {
-	if f == nil || len(evs) == 0 || f.final {
+func (f *renderFollower) write(ctx context.Context, w io.Writer, frames []runner.Frame) error {
+	if f == nil || len(frames) == 0 || f.final {
 		return nil
+	}
+	evs := make([]toolmark.Event, len(frames))
+	for i, fr := range frames {
+		evs[i] = fr.Event
 	}
 	frame, u, err := f.tr.frame(ctx, f, evs)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -61,8 +62,17 @@ type Server struct {
 	router    chi.Router
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
-	renders   renderHub     // live renderers of followed turns (render.go)
+	draining  atomic.Bool
+	renders   renderHub // live renderers of followed turns (render.go)
 }
+
+// errDraining answers what a draining server no longer takes.
+var errDraining = toolmark.Errorf(toolmark.EUNAVAILABLE, "the server is shutting down; try again shortly")
+
+// Drain makes the server unready (/readyz 503) and refuses new turns and
+// new event streams with 503, so that clients go to another replica;
+// streams already open go on until CloseStreams.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // New returns a Server with its routes.
 func New(cfg Config) *Server {
@@ -211,6 +221,10 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		s.writeError(w, r, errDraining)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.Ready(ctx); err != nil {

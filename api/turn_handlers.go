@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -33,18 +32,9 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content str
 	if len(key) > 200 || !utf8.ValidString(key) {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
-	t, created, err := s.cfg.Store.CreateTurn(r.Context(), store.NewTurn{
+	return s.cfg.Runner.Create(r.Context(), store.NewTurn{
 		OwnerID: ownerID, ConversationID: conversationID, Content: content, IdempotencyKey: key,
 	})
-	if err != nil || !created {
-		return t, err
-	}
-	if err := s.cfg.Runner.Submit(r.Context(), runner.Job{Turn: t, OwnerID: ownerID, UserText: content}); err != nil {
-		// Leave no queued turn behind that would block the conversation.
-		_ = s.cfg.Store.FinishTurn(r.Context(), t.ID, toolmark.TurnFailed, toolmark.ErrorMessage(err), "", 0)
-		return t, err
-	}
-	return s.cfg.Store.TurnByID(r.Context(), t.ID)
 }
 
 func (s *Server) handleCreateTurn(w http.ResponseWriter, r *http.Request) {

@@ -50,8 +50,69 @@ func (e *callbackError) Unwrap() error { return e.err }
 // error as soon as fn fails, ctx's error when ctx ends, an *APIError when the
 // server refuses the stream with a 4xx status, and the last error when the
 // retries are used up.
-func (c *Client) Follow(ctx context.Context, turnID string, after int64, fn func(toolmark.Event) error) error {
-	f := &follower{c: c, turnID: turnID, last: after, fn: fn, retry: defaultRetry}
+//
+// Ending ctx stops following, not the turn: the turn goes on on the server,
+// and a later Follow from the last seq delivered picks it up. With
+// CancelTurnOnStop, Follow asks the server to cancel the turn when it stops
+// early because ctx ended or fn failed.
+func (c *Client) Follow(ctx context.Context, turnID string, after int64, fn func(toolmark.Event) error, opts ...FollowOption) error {
+	var cfg followConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f := &follower{c: c, turnID: turnID, last: after, fn: fn, retry: defaultRetry, cfg: cfg}
+	err := f.run(ctx)
+	if err != nil && cfg.cancelOnStop && !f.ended && (ctx.Err() != nil || errors.As(err, new(*callbackError))) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		_, _ = c.CancelTurn(cctx, turnID)
+		cancel()
+	}
+	if cbErr := (*callbackError)(nil); errors.As(err, &cbErr) {
+		return cbErr.err
+	}
+	return err
+}
+
+// cancelTimeout bounds the cancel request CancelTurnOnStop sends.
+const cancelTimeout = 10 * time.Second
+
+// FollowOption configures one Follow, Events or Stream call.
+type FollowOption func(*followConfig)
+
+type followConfig struct {
+	onConn       func(ConnState)
+	cancelOnStop bool
+}
+
+// ConnState tells how a Follow's connection stands; see OnConnState.
+type ConnState struct {
+	// Connected is true when a connection has just been established and
+	// streams; false while Follow waits to reconnect.
+	Connected bool
+	Attempt   int           // the reconnection about to be made (1-based); 0 when connected
+	Wait      time.Duration // the pause before that reconnection
+	Err       error         // why the previous connection ended
+}
+
+// OnConnState makes Follow call fn each time a connection is established
+// and each time it waits to reconnect, so a user interface can show a
+// "reconnecting…" state. fn runs on Follow's goroutine and must not block.
+func OnConnState(fn func(ConnState)) FollowOption {
+	return func(c *followConfig) { c.onConn = fn }
+}
+
+// CancelTurnOnStop makes Follow cancel the turn on the server (with
+// CancelTurn, on a context of its own) when it stops before the turn's end
+// because ctx ended or the callback failed — or, for Events, because the
+// caller stopped iterating. Without it, the turn goes on when its follower
+// goes away, as it does when a browser tab closes.
+func CancelTurnOnStop() FollowOption {
+	return func(c *followConfig) { c.cancelOnStop = true }
+}
+
+// run makes connections until the turn ends or an error ends Follow.
+func (f *follower) run(ctx context.Context) error {
+	c := f.c
 	failures := 0
 	for {
 		progressed, err := f.once(ctx)
@@ -61,8 +122,8 @@ func (c *Client) Follow(ctx context.Context, turnID string, after int64, fn func
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if cbErr := (*callbackError)(nil); errors.As(err, &cbErr) {
-			return cbErr.err
+		if errors.As(err, new(*callbackError)) {
+			return err
 		}
 		var apiErr *APIError
 		if errors.As(err, &apiErr) && apiErr.Status < 500 && apiErr.Status != http.StatusTooManyRequests && apiErr.Status != http.StatusRequestTimeout {
@@ -73,9 +134,13 @@ func (c *Client) Follow(ctx context.Context, turnID string, after int64, fn func
 		}
 		failures++
 		if failures > c.maxRetries {
-			return fmt.Errorf("following turn %s: giving up after %d reconnections: %w", turnID, c.maxRetries, err)
+			return fmt.Errorf("following turn %s: giving up after %d reconnections: %w", f.turnID, c.maxRetries, err)
 		}
-		if err := sleep(ctx, f.backoff(failures)); err != nil {
+		wait := f.backoff(failures)
+		if f.cfg.onConn != nil {
+			f.cfg.onConn(ConnState{Attempt: failures, Wait: wait, Err: err})
+		}
+		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -86,6 +151,8 @@ type follower struct {
 	c      *Client
 	turnID string
 	fn     func(toolmark.Event) error
+	cfg    followConfig
+	ended  bool          // the turn's end was delivered
 	last   int64         // seq of the last delivered event (or snapshot)
 	retry  time.Duration // the server's reconnection delay
 	// finalSnapshot is set when the last thing delivered was a snapshot of a
@@ -137,11 +204,15 @@ func (f *follower) once(ctx context.Context) (progressed bool, err error) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return false, &APIError{Status: resp.StatusCode, Code: toolmark.EINTERNAL, Message: "events answer has content type " + ct}
 	}
+	if f.cfg.onConn != nil {
+		f.cfg.onConn(ConnState{Connected: true})
+	}
 	rd := NewReader(&idleReader{r: resp.Body, t: &idle})
 	for {
 		fr, err := rd.Next()
 		if err != nil {
 			if f.finalSnapshot && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+				f.ended = true
 				return progressed, nil
 			}
 			if err == io.EOF {
@@ -191,6 +262,7 @@ func (f *follower) once(ctx context.Context) (progressed bool, err error) {
 		f.last = ev.Seq
 		f.finalSnapshot = false
 		if ev.Type.Terminal() {
+			f.ended = true
 			return progressed, nil
 		}
 	}

@@ -66,6 +66,6 @@ func ExampleRender_highlighting() {
 	}
 	fmt.Println(out)
 	// Output:
-	// <pre class="chroma"><code class="language-go"><span class="nx">x</span><span class="w"> </span><span class="o">:=</span><span class="w"> </span><span class="mi">1</span><span class="w">
-	// </span></code></pre>
+	// <pre class="chroma"><code class="language-go"><span class="nx">x</span> <span class="o">:=</span> <span class="mi">1</span>
+	// </code></pre>
 }

@@ -1,76 +1,288 @@
 package runner
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/sse"
 )
 
-// Hub tells followers of a turn that its event log has grown. It carries no
-// events: a follower reads them from the store after the wake-up, so every
-// event it sends was persisted first, and a hub fed by PostgreSQL
-// notifications serves turns that run on other replicas too.
+// Frame is one committed event and its SSE frame, built once for every
+// follower. Event.Data lies inside SSE.
+type Frame struct {
+	Event toolmark.Event
+	SSE   []byte
+}
+
+// NewFrame builds the frame of a committed event.
+func NewFrame(e toolmark.Event) Frame {
+	buf, start, end := sse.AppendEvent(make([]byte, 0, len(e.Data)+160), e)
+	e.Data = buf[start:end:end]
+	return Frame{Event: e, SSE: buf}
+}
+
+// LoadFunc reads the committed events of a turn after a seq from the store,
+// for turns that run on another replica.
+type LoadFunc func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error)
+
+// Hub hands committed events to the followers of turns from memory.
+//
+// For a turn that runs on this replica the runner publishes each batch's
+// frames once it is committed (persist, then publish), and followers read
+// them from a bounded tail: no follower reads the store while it keeps up.
+// For a turn that runs on another replica, the hub learns of new events from
+// PostgreSQL notifications and reads them from the store once per
+// notification, for all of this replica's followers of the turn. A follower
+// whose cursor is older than the tail (a resume from long ago, or one that
+// fell behind) reads the store itself, then follows the tail. A slow
+// follower never slows the turn or the other followers: nobody waits for
+// it.
 type Hub struct {
-	mu    sync.Mutex
-	turns map[string]*hubTurn
+	mu       sync.Mutex
+	turns    map[string]*hubTurn
+	maxBytes int
+	load     LoadFunc
 }
 
 type hubTurn struct {
-	seq     int64
-	ch      chan struct{} // closed when seq grows
-	touched time.Time
+	frames    []Frame // the tail, oldest first, seqs without gaps
+	bytes     int
+	last      int64 // seq of the newest frame
+	final     bool  // the terminal event is in the tail
+	local     bool  // fed by this replica's runner
+	announced int64 // remote: the newest seq a notification announced
+	loading   bool
+	followers int
+	wake      chan struct{} // closed when the tail grows
+	touched   time.Time
 }
 
-// NewHub returns an empty Hub.
-func NewHub() *Hub { return &Hub{turns: make(map[string]*hubTurn)} }
+// DefaultTailBytes bounds the frames a Hub keeps per turn.
+const DefaultTailBytes = 256 << 10
 
-// Publish records that the log of turnID holds events up to seq and wakes
-// the followers waiting for less.
-func (h *Hub) Publish(turnID string, seq int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t := h.turn(turnID)
-	if seq <= t.seq {
-		return
-	}
-	t.seq = seq
-	close(t.ch)
-	t.ch = make(chan struct{})
+// NewHub returns an empty Hub that reads the events of turns running on
+// other replicas with load (which may be nil when there are none).
+func NewHub(load LoadFunc) *Hub {
+	return &Hub{turns: make(map[string]*hubTurn), maxBytes: DefaultTailBytes, load: load}
 }
-
-// Wait returns a channel that is closed once the log of turnID holds an
-// event after seq. It may be closed already.
-func (h *Hub) Wait(turnID string, seq int64) <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t := h.turn(turnID)
-	if t.seq > seq {
-		return closed
-	}
-	return t.ch
-}
-
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (h *Hub) turn(id string) *hubTurn {
 	t, ok := h.turns[id]
 	if !ok {
-		t = &hubTurn{ch: make(chan struct{})}
+		t = &hubTurn{wake: make(chan struct{})}
 		h.turns[id] = t
 	}
 	t.touched = time.Now()
 	return t
 }
 
-// Prune forgets turns not published to or waited on for longer than age.
-// A follower that waits on a forgotten turn wakes at its next keep-alive
-// and reads the store again, so pruning loses nothing.
+// Local records that turnID runs on this replica: its frames come from
+// Publish, and notifications about it are ignored.
+func (h *Hub) Local(turnID string) {
+	h.mu.Lock()
+	h.turn(turnID).local = true
+	h.mu.Unlock()
+}
+
+// Publish appends committed frames of turnID to its tail and wakes its
+// followers. Frames must follow the tail without a gap; an older one is
+// skipped, and a gap drops the tail (followers then read the store).
+func (h *Hub) Publish(turnID string, frames []Frame) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.append(h.turn(turnID), frames)
+}
+
+func (h *Hub) append(t *hubTurn, frames []Frame) {
+	grew := false
+	for _, f := range frames {
+		seq := f.Event.Seq
+		if seq <= t.last && len(t.frames) > 0 {
+			continue
+		}
+		if len(t.frames) > 0 && seq != t.last+1 {
+			t.frames, t.bytes = nil, 0
+		}
+		t.frames = append(t.frames, f)
+		t.bytes += len(f.SSE)
+		t.last = seq
+		t.final = t.final || f.Event.Type.Terminal()
+		grew = true
+	}
+	for t.bytes > h.maxBytes && len(t.frames) > 1 {
+		t.bytes -= len(t.frames[0].SSE)
+		t.frames[0] = Frame{}
+		t.frames = t.frames[1:]
+	}
+	if grew {
+		close(t.wake)
+		t.wake = make(chan struct{})
+	}
+}
+
+// Seed offers frames a follower read from the store, so that the tail of
+// a turn known to no one here starts where that follower is.
+func (h *Hub) Seed(turnID string, frames []Frame) {
+	if len(frames) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.turn(turnID)
+	if len(t.frames) == 0 || frames[len(frames)-1].Event.Seq > t.last && frames[0].Event.Seq <= t.last+1 {
+		h.append(t, frames)
+	}
+}
+
+// Follow registers a follower of turnID; call the returned function when it
+// leaves.
+func (h *Hub) Follow(turnID string) (leave func()) {
+	h.mu.Lock()
+	h.turn(turnID).followers++
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		if t, ok := h.turns[turnID]; ok {
+			t.followers--
+			t.touched = time.Now()
+		}
+		h.mu.Unlock()
+	}
+}
+
+// Tail is the answer of After.
+type Tail struct {
+	Frames []Frame         // the frames after the cursor (not to be modified)
+	Wake   <-chan struct{} // closed when more arrive
+	// Store is true when the tail does not reach back to the cursor: read
+	// the store.
+	Store bool
+	// Done is true when the turn's terminal event is at or before the
+	// cursor: nothing more will come.
+	Done bool
+}
+
+// After returns the frames of turnID after the cursor.
+func (h *Hub) After(turnID string, cursor int64) Tail {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.turn(turnID)
+	out := Tail{Wake: t.wake}
+	if len(t.frames) == 0 {
+		out.Store = !t.local || cursor > 0
+		return out
+	}
+	first := t.frames[0].Event.Seq
+	switch {
+	case cursor < first-1:
+		out.Store = true
+	case cursor >= t.last:
+		out.Done = t.final
+	default:
+		out.Frames = t.frames[cursor-first+1:]
+	}
+	return out
+}
+
+// Notify records that turnID's log holds events up to seq (a notification
+// from the replica that runs it) and, if this replica follows the turn,
+// reads them from the store once for all its followers.
+func (h *Hub) Notify(turnID string, seq int64) {
+	h.mu.Lock()
+	t, ok := h.turns[turnID]
+	if !ok || t.local || t.followers == 0 || seq <= t.last {
+		h.mu.Unlock()
+		return
+	}
+	t.announced = max(t.announced, seq)
+	h.mu.Unlock()
+	h.fetch(turnID)
+}
+
+// Poll makes the hub read a remote turn's store now, for followers that
+// heard nothing for a while (a notification can be lost while the listening
+// connection reconnects).
+func (h *Hub) Poll(turnID string) {
+	h.mu.Lock()
+	t, ok := h.turns[turnID]
+	if ok && !t.local {
+		t.announced = max(t.announced, t.last+1)
+	}
+	h.mu.Unlock()
+	if ok {
+		h.fetch(turnID)
+	}
+}
+
+// fetch reads what was announced for a remote turn, one reader at a time.
+func (h *Hub) fetch(turnID string) {
+	h.mu.Lock()
+	t := h.turns[turnID]
+	if t == nil || t.loading || h.load == nil || len(t.frames) == 0 {
+		// An empty tail is seeded by the first follower's own read.
+		if t != nil && len(t.frames) == 0 && t.announced > 0 {
+			close(t.wake)
+			t.wake = make(chan struct{})
+		}
+		h.mu.Unlock()
+		return
+	}
+	t.loading = true
+	h.mu.Unlock()
+	go func() {
+		for {
+			h.mu.Lock()
+			after, want := t.last, t.announced
+			if after >= want {
+				t.loading = false
+				h.mu.Unlock()
+				return
+			}
+			h.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			evs, err := h.load(ctx, turnID, after)
+			cancel()
+			frames := make([]Frame, len(evs))
+			for i, e := range evs {
+				frames[i] = NewFrame(e)
+			}
+			h.mu.Lock()
+			h.append(t, frames)
+			if err != nil || len(evs) == 0 {
+				t.loading = false
+				// Wake the followers anyway: they read the store themselves.
+				close(t.wake)
+				t.wake = make(chan struct{})
+				h.mu.Unlock()
+				return
+			}
+			h.mu.Unlock()
+		}
+	}()
+}
+
+// Prune forgets turns that nobody follows and that were not touched for
+// longer than age (a finished local turn, a remote turn whose followers
+// left). A follower of a forgotten turn reads the store.
 func (h *Hub) Prune(age time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cut := time.Now().Add(-age)
 	for id, t := range h.turns {
-		if t.touched.Before(cut) {
+		if t.followers <= 0 && t.touched.Before(cut) && (!t.local || t.final) {
 			delete(h.turns, id)
 		}
+	}
+}
+
+// Forget drops turnID at once (a local turn that was never committed).
+func (h *Hub) Forget(turnID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.turns[turnID]; ok {
+		close(t.wake)
+		delete(h.turns, turnID)
 	}
 }

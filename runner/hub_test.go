@@ -1,40 +1,134 @@
 package runner
 
 import (
+	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolmark/toolmark"
 )
 
-func TestHub(t *testing.T) {
-	h := NewHub()
-	w := h.Wait("t1", 0)
-	select {
-	case <-w:
-		t.Fatal("woken before any event")
-	default:
+func frames(turnID string, from, to int64, last toolmark.EventType) []Frame {
+	var out []Frame
+	for seq := from; seq <= to; seq++ {
+		typ := toolmark.EventTextDelta
+		if seq == to && last != "" {
+			typ = last
+		}
+		out = append(out, NewFrame(toolmark.Event{Seq: seq, TurnID: turnID, Type: typ, Time: time.Unix(seq, 0).UTC(), Data: []byte(`{"text":"x"}`)}))
 	}
-	h.Publish("t1", 3)
+	return out
+}
+
+func isClosed(c <-chan struct{}) bool {
 	select {
-	case <-w:
-	case <-time.After(time.Second):
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestHubTail(t *testing.T) {
+	h := NewHub(nil)
+	h.Local("t1")
+	tail := h.After("t1", 0)
+	if tail.Store || len(tail.Frames) != 0 || isClosed(tail.Wake) {
+		t.Fatalf("new local turn: %+v", tail)
+	}
+	h.Publish("t1", frames("t1", 1, 3, ""))
+	if !isClosed(tail.Wake) {
 		t.Fatal("not woken by Publish")
 	}
-	select {
-	case <-h.Wait("t1", 2):
-	default:
-		t.Error("Wait below the published seq must return a closed channel")
+	if got := h.After("t1", 1).Frames; len(got) != 2 || got[0].Event.Seq != 2 {
+		t.Fatalf("After(1) = %d frames", len(got))
 	}
-	w = h.Wait("t1", 3)
-	h.Publish("t1", 3) // not newer: no wake-up
-	h.Publish("t2", 9) // another turn
+	if f := h.After("t1", 1).Frames[0]; !strings.Contains(string(f.SSE), "id: 2\nevent: text_delta\n") || string(f.Event.Data) != `{"text":"x"}` {
+		t.Errorf("frame %q", f.SSE)
+	}
+	w := h.After("t1", 3).Wake
+	h.Publish("t1", frames("t1", 2, 3, "")) // old: no wake-up
+	h.Publish("t2", frames("t2", 1, 1, "")) // another turn
+	if isClosed(w) {
+		t.Error("woken by old frames or another turn")
+	}
+	h.Publish("t1", frames("t1", 4, 5, toolmark.EventTurnCompleted))
+	if tail := h.After("t1", 5); !tail.Done {
+		t.Errorf("after the terminal event: %+v", tail)
+	}
+}
+
+func TestHubTailBound(t *testing.T) {
+	h := NewHub(nil)
+	h.maxBytes = 1000
+	h.Local("t")
+	h.Publish("t", frames("t", 1, 50, ""))
+	if tail := h.After("t", 0); !tail.Store {
+		t.Errorf("a cursor older than the bounded tail must read the store")
+	}
+	if tail := h.After("t", 49); len(tail.Frames) != 1 || tail.Store {
+		t.Errorf("recent cursor: %+v", tail)
+	}
+	// A gap drops the tail rather than serve it with a hole.
+	h.Publish("t", frames("t", 60, 60, ""))
+	if tail := h.After("t", 50); !tail.Store {
+		t.Errorf("after a gap: %+v", tail)
+	}
+}
+
+// TestHubRemote: a turn of another replica is read from the store once per
+// notification, whatever the number of followers.
+func TestHubRemote(t *testing.T) {
+	var loads atomic.Int32
+	stored := frames("r", 1, 10, toolmark.EventTurnCompleted)
+	h := NewHub(func(_ context.Context, id string, after int64) ([]toolmark.Event, error) {
+		loads.Add(1)
+		var out []toolmark.Event
+		for _, f := range stored {
+			if f.Event.Seq > after && f.Event.Seq <= 6 {
+				out = append(out, f.Event)
+			}
+		}
+		return out, nil
+	})
+	var leaves []func()
+	for range 5 {
+		leaves = append(leaves, h.Follow("r"))
+	}
+	if tail := h.After("r", 0); !tail.Store {
+		t.Fatalf("unknown remote turn must be read from the store first: %+v", tail)
+	}
+	h.Seed("r", stored[:3]) // the first follower's own read
+	w := h.After("r", 3).Wake
+	h.Notify("r", 6)
 	select {
 	case <-w:
-		t.Error("woken by an old seq or another turn")
-	default:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not woken after a notification")
+	}
+	for i := 0; i < 100 && len(h.After("r", 3).Frames) < 3; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := h.After("r", 3).Frames; len(got) != 3 || got[2].Event.Seq != 6 {
+		t.Fatalf("after the notification: %d frames", len(got))
+	}
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d store reads for 5 followers and one notification, want 1", n)
+	}
+	h.Notify("r", 6) // nothing new
+	h.Local("x")
+	h.Notify("x", 9) // local turns ignore notifications
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d store reads, want still 1", n)
+	}
+	for _, l := range leaves {
+		l()
 	}
 	h.Prune(0)
-	if len(h.turns) != 0 {
-		t.Errorf("Prune(0) left %d turns", len(h.turns))
+	if _, ok := h.turns["r"]; ok {
+		t.Error("Prune kept a remote turn nobody follows")
 	}
 }
 

@@ -2,17 +2,28 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
-// job is one turn on this replica, from Submit to its final status.
+// saveEvery is the longest the stored content of a turn that streams only
+// text lags behind its log (it is always written at tool status changes and
+// at the end).
+const saveEvery = 5 * time.Second
+
+// job is one turn on this replica, from Create to its final status. Its
+// state is owned here: the agent's events are applied to it under mu, in
+// the order they are emitted, and leave for the store only through take.
 type job struct {
 	r        *Runner
 	turn     toolmark.Turn
@@ -20,121 +31,327 @@ type job struct {
 	userText string
 	ctx      context.Context
 	cancelFn context.CancelCauseFunc
-	b        *batcher
+	log      *slog.Logger
+
+	mu          sync.Mutex
+	state       *turnstate.State
+	pending     []pendingEvent
+	nextSeq     int64         // seq of the next event
+	lastCommit  int64         // seq of the newest committed event
+	startWrite  bool          // turn_started is pending: the write moves the turn to running
+	running     bool          // the agent was started
+	handedOver  bool          // released to another replica while queued
+	ending      *store.Finish // set with the terminal event
+	err         error         // why emitting fails from now on
+	lastSave    time.Time
+	dirty       bool          // queued in the committer's list
+	done        chan struct{} // closed once the finishing write is committed or abandoned
+	doneOnce    sync.Once
+	finishedErr error
 }
 
-func newJob(r *Runner, sj Job) *job {
+type pendingEvent struct {
+	seq int64
+	d   toolmark.Draft
+	at  time.Time
+}
+
+func newJob(r *Runner, t toolmark.Turn, ownerID, userText string, seq int64) *job {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	j := &job{r: r, turn: sj.Turn, ownerID: sj.OwnerID, userText: sj.UserText, ctx: ctx, cancelFn: cancel}
-	j.b = newBatcher(r, sj.Turn)
-	return j
+	st := turnstate.New()
+	st.StatusText = statusText
+	return &job{
+		r: r, turn: t, ownerID: ownerID, userText: userText, ctx: ctx, cancelFn: cancel,
+		log:   r.log.With("turn", t.ID, "conversation", t.ConversationID),
+		state: st, nextSeq: seq + 1, lastCommit: seq, lastSave: time.Now(), done: make(chan struct{}),
+	}
 }
 
 // cancel stops the job with the given cause; the first cause wins.
 func (j *job) cancel(cause error) { j.cancelFn(cause) }
 
+func (j *job) committedSeq() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lastCommit
+}
+
+// committed reports whether the turn exists in the store under this
+// replica's lease (its first write is done).
+func (j *job) committed() bool { return j.committedSeq() > 0 }
+
+func (j *job) startedRunning() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.running
+}
+
+// emit is the EmitFunc handed to the agent: it applies the event to the
+// turn's state and queues it for the next group commit. It never waits for
+// the database; it fails once the turn cannot be persisted any more, which
+// stops the agent.
+func (j *job) emit(_ context.Context, d toolmark.Draft) error {
+	j.mu.Lock()
+	err := j.emitLocked(d)
+	j.mu.Unlock()
+	if err == nil {
+		j.r.c.mark(j)
+	}
+	return err
+}
+
+func (j *job) emitLocked(d toolmark.Draft) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.ending != nil {
+		return errors.New("the turn has ended")
+	}
+	if len(j.pending) >= j.r.cfg.MaxPending {
+		j.err = toolmark.Errorf(toolmark.EUNAVAILABLE, "the database is unreachable; the answer could not be saved")
+		return j.err
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	if err := j.state.Apply(d, at); err != nil {
+		return fmt.Errorf("applying %s: %w", d.Type, err)
+	}
+	if d.Type == toolmark.EventTurnStarted {
+		j.startWrite = true
+	}
+	j.pending = append(j.pending, pendingEvent{seq: j.nextSeq, d: d, at: at})
+	j.nextSeq++
+	return nil
+}
+
+// take hands the committer what the turn has to write: its pending events
+// with their data marshalled (once), and what they changed. ok is false when
+// there is nothing to write.
+func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
+	j.mu.Lock()
+	j.dirty = false
+	if len(j.pending) == 0 {
+		j.mu.Unlock()
+		return w, nil, false
+	}
+	pending := j.pending
+	j.pending = nil
+	ch := j.state.TakeChanges()
+	w = store.TurnWrite{TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Started: j.startWrite,
+		ToolCalls: ch.Calls, Finish: j.ending}
+	j.startWrite = false
+	if ch.Todos != nil {
+		todos := ch.Todos
+		w.Todos = &todos
+	}
+	if j.ending != nil || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
+		content := j.state.Content()
+		w.Content = &content
+		j.lastSave = time.Now()
+	}
+	j.mu.Unlock()
+
+	w.Events = make([]store.EventRow, len(pending))
+	events = make([]toolmark.Event, len(pending))
+	for i, p := range pending {
+		data, err := marshalData(p.d.Data)
+		if err != nil {
+			// A payload that cannot be encoded is a bug of the agent; log
+			// it as an empty payload rather than lose the seq.
+			j.log.Error("encoding event data", "type", p.d.Type, "err", err)
+			data = json.RawMessage("{}")
+		}
+		w.Events[i] = store.EventRow{Seq: p.seq, Type: p.d.Type, Data: data, Time: p.at}
+		events[i] = toolmark.Event{Seq: p.seq, TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Type: p.d.Type, Time: p.at, Data: data}
+	}
+	return w, events, true
+}
+
+// committedWrite records that a write of the turn is in the store.
+func (j *job) committedWrite(w store.TurnWrite) {
+	j.mu.Lock()
+	if n := len(w.Events); n > 0 {
+		j.lastCommit = max(j.lastCommit, w.Events[n-1].Seq)
+	}
+	j.mu.Unlock()
+	if w.Finish != nil {
+		j.end(nil)
+	}
+}
+
+// fail makes every later emit fail with err and abandons the turn's
+// writes: the turn is left to the sweep of whichever replica finds its
+// lease expired.
+func (j *job) fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.pending = nil
+	j.mu.Unlock()
+	j.cancel(err)
+	j.end(err)
+}
+
+func (j *job) end(err error) {
+	j.doneOnce.Do(func() {
+		j.finishedErr = err
+		close(j.done)
+	})
+}
+
 // run waits for a slot, runs the agent and finalises the turn.
 func (j *job) run() {
 	r := j.r
-	log := r.log.With("turn", j.turn.ID, "conversation", j.turn.ConversationID)
-	defer j.b.close()
 	select {
 	case r.slot <- struct{}{}:
 	case <-j.ctx.Done():
+		if errors.Is(context.Cause(j.ctx), errHandedOver) {
+			r.forget(j, true)
+			return
+		}
 		// Cancelled while queued: finalise first, so Shutdown, which waits
 		// for forget, never returns with the turn still open.
-		j.finish(log, nil)
+		j.finish(nil)
 		r.forget(j, true)
 		return
 	}
+	j.mu.Lock()
+	handed := j.handedOver
+	j.running = !handed
+	j.mu.Unlock()
 	r.mu.Lock()
 	r.queued--
 	r.mu.Unlock()
 	r.cfg.Metrics.QueueChanged(-1)
+	if handed {
+		<-r.slot
+		r.forget(j, false)
+		return
+	}
 	r.cfg.Metrics.RunningChanged(1)
 	defer func() {
 		<-r.slot
 		r.cfg.Metrics.RunningChanged(-1)
 		r.forget(j, false)
 	}()
-
-	err := j.runAgent(log)
-	j.finish(log, err)
+	in, err := j.runAgent()
+	j.finish(err)
+	if err == nil && r.cfg.After != nil && j.finishedErr == nil && j.state.Status() == toolmark.TurnCompleted {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := r.cfg.After(ctx, in, j.state.Content()); err != nil {
+			j.log.Error("after-turn work", "err", err)
+		}
+	}
 }
 
-func (j *job) runAgent(log interface{ Error(string, ...any) }) (err error) {
+var errHandedOver = errors.New("handed over to another replica")
+
+// handOver gives a queued turn back to the other replicas (drain): its
+// lease is released and its job ends without writing anything.
+func (j *job) handOver(ctx context.Context) {
+	j.mu.Lock()
+	if j.running {
+		j.mu.Unlock()
+		return
+	}
+	j.handedOver = true
+	j.mu.Unlock()
+	if err := j.r.cfg.Store.ReleaseLease(ctx, j.turn.ID, j.r.cfg.Owner); err != nil {
+		j.log.Error("handing a queued turn over", "err", err)
+	}
+	j.cancel(errHandedOver)
+	j.log.Info("handed a queued turn over to another replica")
+}
+
+func (j *job) runAgent() (in Input, err error) {
 	r := j.r
 	defer func() {
 		if p := recover(); p != nil {
-			log.Error("agent panicked", "panic", p, "stack", string(debug.Stack()))
+			j.log.Error("agent panicked", "panic", p, "stack", string(debug.Stack()))
 			err = toolmark.Errorf(toolmark.EINTERNAL, "the agent stopped on an internal error")
 		}
 	}()
-	bg := context.WithoutCancel(j.ctx)
-	if err := r.cfg.Store.MarkTurnRunning(bg, j.turn.ID); err != nil {
-		return fmt.Errorf("marking the turn running: %w", err)
+	if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
+		return in, err
 	}
-	if err := j.b.emit(bg, Event{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
-		return err
-	}
-	in := Input{Turn: j.turn, UserText: j.userText}
-	summary, through, err := r.cfg.Store.ConversationSummary(bg, j.turn.ConversationID)
+	in = Input{Turn: j.turn, UserText: j.userText}
+	tc, err := r.cfg.Store.TurnContext(context.WithoutCancel(j.ctx), j.turn.ConversationID, j.turn.ID)
 	if err != nil {
-		return fmt.Errorf("loading the conversation's summary: %w", err)
+		return in, fmt.Errorf("loading the conversation's history: %w", err)
 	}
-	in.Summary = summary
-	hist, err := r.cfg.Store.ConversationHistory(bg, j.turn.ConversationID, j.turn.ID)
-	if err != nil {
-		return fmt.Errorf("loading the conversation's history: %w", err)
-	}
-	hist = store.HistoryAfter(hist, through)
-	in.History = hist
-	return r.cfg.Run(j.ctx, in, j.b.emit)
+	in.Summary, in.History = tc.Summary, tc.History
+	return in, r.cfg.Run(j.ctx, in, j.emit)
 }
 
-// finish gives every open tag a final status, logs the terminal event,
-// saves the content and marks the turn final.
-func (j *job) finish(log interface {
-	Error(string, ...any)
-	Info(string, ...any)
-}, runErr error) {
+// finish gives every open tag and unfinished todo a final status, emits the
+// terminal event and waits until it is committed together with the turn's
+// end.
+func (j *job) finish(runErr error) {
 	r := j.r
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	status, tagStatus, errText, code := toolmark.TurnCompleted, toolcallmarkup.StatusError, "", ""
 	cause := context.Cause(j.ctx)
 	switch {
 	case errors.Is(cause, errLeaseLost):
+		j.end(cause)
 		return // another replica finalised the turn
 	case errors.Is(cause, errCancelled), errors.Is(cause, errShutdown):
 		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, cause.Error(), "cancelled"
 	case runErr != nil:
-		status, errText, code = toolmark.TurnFailed, toolcallmarkup.Truncate(runErr.Error(), 300), toolmark.ErrorCode(runErr)
-		log.Error("turn failed", "err", runErr)
+		status, errText, code = toolmark.TurnFailed, toolmark.ErrorMessage(runErr), toolmark.ErrorCode(runErr)
+		if errText == "internal error" {
+			errText = "the answer could not be completed"
+		}
+		j.log.Error("turn failed", "err", runErr)
 	}
-	// From here on only this goroutine persists: the terminal event must
-	// commit together with the turn's end, never in a background batch.
-	j.b.close()
-	j.b.closeOpenTags(ctx, tagStatus, errText)
+	j.mu.Lock()
+	if j.err != nil && j.ending == nil && !errors.Is(cause, errCancelled) {
+		j.mu.Unlock()
+		j.end(j.err) // persisting failed: nothing more can be written
+		return
+	}
+	j.err = nil // the closing events must go out even after a failed emit
+	for _, d := range j.state.CloseOpen(tagStatus, closeReason(tagStatus, errText)) {
+		_ = j.emitLocked(d)
+	}
 	typ := map[toolmark.TurnStatus]toolmark.EventType{
 		toolmark.TurnCompleted: toolmark.EventTurnCompleted,
 		toolmark.TurnFailed:    toolmark.EventTurnFailed,
 		toolmark.TurnCancelled: toolmark.EventTurnCancelled,
 	}[status]
-	_ = j.b.emit(ctx, Event{Type: typ, Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
-	_, seq, err := j.b.flushFinal(ctx, store.Finish{Status: status, Error: errText})
-	if err != nil {
-		// The lease stays with us until it expires; the sweeper then
-		// finalises the turn from the log.
-		log.Error("finalising turn", "err", err)
+	_ = j.emitLocked(toolmark.Draft{Type: typ, Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
+	j.ending = &store.Finish{Status: status, Error: errText}
+	j.mu.Unlock()
+	r.c.mark(j)
+	select {
+	case <-j.done:
+	case <-time.After(r.cfg.RetryFor + 10*time.Second):
+		j.log.Error("the turn's end was not committed in time; another replica will finalise it")
 		return
 	}
-	r.hub.Publish(j.turn.ID, seq)
-	r.cfg.Metrics.TurnEnded(string(status))
-	log.Info("turn ended", "status", status, "events", seq)
-	if status == toolmark.TurnCompleted && r.cfg.After != nil {
-		if err := r.cfg.After(ctx, j.turn); err != nil {
-			log.Error("after-turn work", "err", err)
-		}
+	if j.finishedErr != nil {
+		j.log.Error("finalising turn", "err", j.finishedErr)
+		return
 	}
+	r.cfg.Metrics.TurnEnded(string(status))
+	j.log.Info("turn ended", "status", status, "events", j.committedSeq())
+}
+
+// closeReason is the error text of the tags a turn's end closes.
+func closeReason(_ toolcallmarkup.Status, errText string) string {
+	if errText == "" {
+		return "the turn ended before the tool finished"
+	}
+	return errText
+}
+
+func marshalData(v any) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding event data: %w", err)
+	}
+	return b, nil
 }

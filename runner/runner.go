@@ -1,16 +1,22 @@
-// Package runner runs turns as background jobs: it queues them behind a
-// bounded number of slots, holds and renews each turn's lease, applies every
-// event to the turn's ToolCall document, persists events in batches before
-// anyone sees them, saves the message content at every tool status change,
-// and finalises turns that were cancelled, failed, or left behind by a
-// crashed server.
+// Package runner runs turns as background jobs: it creates each turn with
+// its lease, queues it behind a bounded number of slots, applies every event
+// the agent emits to the turn's state (package turnstate), commits the
+// events of all running turns in one transaction per window (group commit),
+// and only then hands them to the turn's followers from memory (persist,
+// then publish). It renews leases, takes over the turns of replicas that
+// died, and finalises turns that were cancelled or failed.
+//
+// # Data flow
+//
+//	agent → emit → turnstate.State.Apply → pending drafts
+//	      → committer: marshal once, store.Commit (one transaction for every turn that has events)
+//	      → Hub.Publish (frames built once) → followers
 package runner
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,25 +28,15 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/metrics"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
 )
 
-// Event is what an agent emits: a type and its payload (one of the
-// toolmark.*Data structs).
-type Event struct {
-	Type toolmark.EventType
-	Data any
-}
+// Event is what an agent emits: a type and its typed payload.
+type Event = toolmark.Draft
 
 // EmitFunc receives the agent's events in order.
-type EmitFunc func(ctx context.Context, e Event) error
-
-// Job is a newly created turn handed to Submit.
-type Job struct {
-	Turn     toolmark.Turn
-	OwnerID  string
-	UserText string
-}
+type EmitFunc = toolmark.EmitFunc
 
 // Input is everything an agent needs to answer one turn.
 type Input struct {
@@ -54,85 +50,99 @@ type Input struct {
 // once ctx is done, with every tool call it started at a final status.
 type RunFunc func(ctx context.Context, in Input, emit EmitFunc) error
 
-// AfterFunc runs after a turn completed (history compaction, for example).
-// Its errors are logged, never shown to the user.
-type AfterFunc func(ctx context.Context, t toolmark.Turn) error
+// AfterFunc runs after a turn completed, with the turn's input and final
+// content (history compaction, for example). Its errors are logged, never
+// shown to the user.
+type AfterFunc func(ctx context.Context, in Input, content string) error
 
 // Config configures a Runner. Zero values take the defaults in brackets.
 type Config struct {
 	Store   *store.DB
 	Run     RunFunc
 	After   AfterFunc // optional
-	Hub     *Hub      // [NewHub()]
+	Hub     *Hub      // [NewHub reading Store]
 	Owner   string    // this replica's lease owner name [random]
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics // optional
 
-	MaxTurns      int           // turns running at once [4]
+	MaxTurns      int           // turns running at once [DefaultMaxTurns]; more wait in a queue
 	LeaseTTL      time.Duration // [15s]; renewed every LeaseTTL/3
-	SweepInterval time.Duration // how often expired leases are looked for [LeaseTTL/2]
-	BatchInterval time.Duration // the longest an event waits to be persisted [20ms]
-	BatchSize     int           // events that force a batch out at once [64]
-	SaveInterval  time.Duration // the longest content waits to be saved [2s]
+	SweepInterval time.Duration // how often turns of gone replicas are looked for [500ms]
+	BatchInterval time.Duration // the window of a group commit [15ms]
+	MaxPending    int           // events a turn may hold while the database is away [100 000]
+	RetryFor      time.Duration // how long a failed commit is retried before its turns fail [30s]
 	Retention     time.Duration // events of turns finished longer ago are pruned; 0 keeps them
 	ModelName     string        // reported in turn_started
 }
 
+// DefaultMaxTurns is how many turns run at once by default. A turn mostly
+// waits on its model, so hundreds fit one small server.
+const DefaultMaxTurns = 512
+
 // Runner runs turns. Create one with New, then call Start.
 type Runner struct {
-	cfg  Config
-	log  *slog.Logger
-	hub  *Hub
-	slot chan struct{}
+	cfg     Config
+	log     *slog.Logger
+	hub     *Hub
+	slot    chan struct{}
+	c       *committer
+	creates *creator
 
 	mu       sync.Mutex
 	jobs     map[string]*job // turns of this replica, queued or running
 	queued   int
 	closing  bool
+	draining bool
 	wg       sync.WaitGroup
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
 }
 
-// ErrShuttingDown is returned by Submit once Shutdown has begun.
+// ErrShuttingDown is returned by Create once Shutdown has begun.
 var ErrShuttingDown = toolmark.Errorf(toolmark.EUNAVAILABLE, "the server is shutting down; try again shortly")
 
 // New returns a Runner with the defaults filled in.
 func New(cfg Config) *Runner {
-	if cfg.Hub == nil {
-		cfg.Hub = NewHub()
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Hub == nil {
+		db := cfg.Store
+		cfg.Hub = NewHub(func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error) {
+			return db.EventsAfter(ctx, turnID, after, 1000)
+		})
 	}
 	if cfg.Owner == "" {
 		cfg.Owner = randomOwner()
 	}
 	if cfg.MaxTurns <= 0 {
-		cfg.MaxTurns = 4
+		cfg.MaxTurns = DefaultMaxTurns
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 15 * time.Second
 	}
 	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = cfg.LeaseTTL / 2
+		cfg.SweepInterval = 500 * time.Millisecond
 	}
 	if cfg.BatchInterval <= 0 {
-		cfg.BatchInterval = 20 * time.Millisecond
+		cfg.BatchInterval = 15 * time.Millisecond
 	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 64
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 100_000
 	}
-	if cfg.SaveInterval <= 0 {
-		cfg.SaveInterval = 2 * time.Second
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 30 * time.Second
 	}
-	return &Runner{
+	r := &Runner{
 		cfg:  cfg,
 		log:  cfg.Logger.With("component", "runner", "owner", cfg.Owner),
 		hub:  cfg.Hub,
 		slot: make(chan struct{}, cfg.MaxTurns),
 		jobs: make(map[string]*job),
 	}
+	r.c = newCommitter(r)
+	r.creates = newCreator(r.cfg.Store)
+	return r
 }
 
 // Hub returns the hub the runner publishes to.
@@ -141,20 +151,24 @@ func (r *Runner) Hub() *Hub { return r.hub }
 // Owner returns the lease owner name of this replica.
 func (r *Runner) Owner() string { return r.cfg.Owner }
 
-// Start sweeps turns left behind by crashed servers, then keeps sweeping,
-// renewing leases and listening for other replicas' events and cancel
-// requests until Shutdown.
+// Start takes this replica's liveness lock and starts listening for other
+// replicas' events and cancel requests, finalises turns that stopped
+// servers left behind, adopts the queued turns they never ran, and keeps
+// doing all that, renewing leases, until Shutdown.
 func (r *Runner) Start(ctx context.Context) error {
-	if _, err := r.sweep(ctx); err != nil {
-		return fmt.Errorf("sweeping expired turns: %w", err)
-	}
-	notes, err := r.cfg.Store.Listen(ctx, store.ChannelEvents, store.ChannelCancel)
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	notes, err := r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel)
 	if err != nil {
+		cancel()
 		return fmt.Errorf("listening for notifications: %w", err)
 	}
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if _, err := r.sweep(ctx); err != nil {
+		cancel()
+		return fmt.Errorf("sweeping turns of stopped servers: %w", err)
+	}
 	r.stopLoop = cancel
 	r.loopDone = make(chan struct{})
+	go r.c.run(loopCtx)
 	go r.loop(loopCtx, notes)
 	return nil
 }
@@ -181,10 +195,10 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 			r.renewLeases(ctx)
 		case <-sweep.C:
 			if _, err := r.sweep(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("sweeping expired turns", "err", err)
+				r.log.Error("sweeping turns of stopped servers", "err", err)
 			}
 		case <-prune.C:
-			r.hub.Prune(10 * time.Minute)
+			r.hub.Prune(time.Minute)
 			if r.cfg.Retention > 0 {
 				n, err := r.cfg.Store.PruneEvents(ctx, time.Now().Add(-r.cfg.Retention))
 				if err != nil && ctx.Err() == nil {
@@ -201,45 +215,78 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 func (r *Runner) notified(n store.Notification) {
 	switch n.Channel {
 	case store.ChannelEvents:
-		if turnID, seq, ok := parseEventsPayload(n.Payload); ok {
-			r.hub.Publish(turnID, seq)
+		for _, item := range strings.Split(n.Payload, ",") {
+			if turnID, seq, ok := parseEventsPayload(item); ok {
+				r.hub.Notify(turnID, seq)
+			}
 		}
 	case store.ChannelCancel:
 		r.cancelLocal(n.Payload)
 	}
 }
 
+// sweep finalises the running turns of replicas that are gone and adopts
+// their queued turns.
 func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now())
 	for _, id := range ids {
 		r.log.Warn("finalised a turn left behind by a stopped server", "turn", id)
 		r.cfg.Metrics.TurnEnded(string(toolmark.TurnInterrupted))
-		if t, err := r.cfg.Store.TurnByID(ctx, id); err == nil {
-			r.hub.Publish(id, t.LastSeq)
-		}
+		r.hub.Poll(id)
+	}
+	if err != nil {
+		return ids, err
+	}
+	r.mu.Lock()
+	closing := r.closing
+	r.mu.Unlock()
+	if closing {
+		return ids, nil
+	}
+	adopted, err := r.cfg.Store.AdoptQueued(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100)
+	for _, a := range adopted {
+		r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
+		r.enqueue(a.Turn, a.OwnerID, a.UserText, -1)
 	}
 	return ids, err
 }
 
 func (r *Runner) renewLeases(ctx context.Context) {
 	r.mu.Lock()
-	jobs := make([]*job, 0, len(r.jobs))
-	for _, j := range r.jobs {
-		jobs = append(jobs, j)
+	ids := make([]string, 0, len(r.jobs))
+	for id := range r.jobs {
+		ids = append(ids, id)
 	}
 	r.mu.Unlock()
-	for _, j := range jobs {
-		err := r.cfg.Store.RenewLease(ctx, j.turn.ID, r.cfg.Owner, r.cfg.LeaseTTL)
-		if err != nil && ctx.Err() == nil {
-			// Another replica finalised the turn: stop working on it.
-			r.log.Error("lost the lease of a turn; stopping it", "turn", j.turn.ID, "err", err)
-			j.cancel(errLeaseLost)
-			continue
+	if len(ids) == 0 {
+		return
+	}
+	held, cancel, err := r.cfg.Store.RenewLeases(ctx, r.cfg.Owner, r.cfg.LeaseTTL, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Error("renewing leases", "err", err)
 		}
-		// A cancel request whose notification was missed still lands here.
-		if yes, err := r.cfg.Store.CancelRequested(ctx, j.turn.ID); err == nil && yes {
-			j.cancel(errCancelled)
+		return
+	}
+	have := make(map[string]bool, len(held))
+	for _, id := range held {
+		have[id] = true
+	}
+	r.mu.Lock()
+	var lost []*job
+	for id, j := range r.jobs {
+		if !have[id] && j.committed() {
+			lost = append(lost, j)
 		}
+	}
+	r.mu.Unlock()
+	for _, j := range lost {
+		r.log.Error("lost the lease of a turn; stopping it", "turn", j.turn.ID)
+		j.cancel(errLeaseLost)
+	}
+	// A cancel request whose notification was missed still lands here.
+	for _, id := range cancel {
+		r.cancelLocal(id)
 	}
 }
 
@@ -249,40 +296,60 @@ var (
 	errLeaseLost = errors.New("the turn's lease was lost")
 )
 
-// Submit takes the lease of a newly created turn, logs turn_queued and
-// queues the turn. It returns once the turn is queued, not when it ends.
-func (r *Runner) Submit(ctx context.Context, sj Job) error {
-	t := sj.Turn
+// Create creates a turn in one of the owner's conversations and queues it on
+// this replica: one transaction writes the messages, the turn with this
+// replica's lease and its turn_queued event. A request repeating an
+// Idempotency-Key gets the turn it created before (created false).
+func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, error) {
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
-		return ErrShuttingDown
+		return toolmark.Turn{}, ErrShuttingDown
 	}
+	position := max(r.queued+1-(cap(r.slot)-len(r.slot)), 0)
+	r.mu.Unlock()
+	data, err := marshalData(toolmark.TurnQueuedData{Position: position})
+	if err != nil {
+		return toolmark.Turn{}, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	nt.LeaseOwner, nt.LeaseTTL = r.cfg.Owner, r.cfg.LeaseTTL
+	nt.Queued = &store.EventRow{Seq: 1, Type: toolmark.EventTurnQueued, Data: data, Time: now}
+	res, err := r.creates.create(ctx, nt)
+	if err != nil {
+		return toolmark.Turn{}, err
+	}
+	t, created := res.Turn, res.Created
+	if res.Err != nil || !created {
+		return t, res.Err
+	}
+	r.hub.Local(t.ID)
+	r.hub.Publish(t.ID, []Frame{NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
+		Type: toolmark.EventTurnQueued, Time: now, Data: data})})
+	r.enqueue(t, nt.OwnerID, nt.Content, 1)
+	return t, nil
+}
+
+// enqueue registers a turn whose lease this replica holds and starts its
+// job. seq is the seq of the turn's last logged event (-1: unknown, read
+// from the turn).
+func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64) {
+	if seq < 0 {
+		seq = t.LastSeq
+	}
+	r.mu.Lock()
 	if _, dup := r.jobs[t.ID]; dup {
 		r.mu.Unlock()
-		return nil
+		return
 	}
-	j := newJob(r, sj)
+	j := newJob(r, t, ownerID, userText, seq)
 	r.jobs[t.ID] = j
 	r.queued++
-	position := r.queued - (cap(r.slot) - len(r.slot))
-	if position < 0 {
-		position = 0
-	}
 	r.wg.Add(1)
 	r.mu.Unlock()
+	r.hub.Local(t.ID)
 	r.cfg.Metrics.QueueChanged(1)
-
-	if err := r.cfg.Store.AcquireLease(ctx, t.ID, r.cfg.Owner, r.cfg.LeaseTTL); err != nil {
-		r.forget(j, true)
-		return fmt.Errorf("taking the lease of turn %s: %w", t.ID, err)
-	}
-	if err := j.b.emitNow(ctx, toolmark.EventTurnQueued, toolmark.TurnQueuedData{Position: position}); err != nil {
-		r.forget(j, true)
-		return err
-	}
 	go j.run()
-	return nil
 }
 
 func (r *Runner) forget(j *job, queued bool) {
@@ -313,20 +380,45 @@ func (r *Runner) cancelLocal(turnID string) bool {
 	return true
 }
 
-// Wait blocks until turnID is final, ctx is done, or timeout passes, and
-// returns the turn as it then is.
+// Wait blocks until turnID is final or ctx is done, and returns the turn as
+// it then is.
 func (r *Runner) Wait(ctx context.Context, turnID string) (toolmark.Turn, error) {
+	leave := r.hub.Follow(turnID)
+	defer leave()
 	for {
 		t, err := r.cfg.Store.TurnByID(ctx, turnID)
 		if err != nil || t.Status.Final() {
 			return t, err
 		}
+		tail := r.hub.After(turnID, t.LastSeq)
+		if len(tail.Frames) > 0 {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return t, ctx.Err()
-		case <-r.hub.Wait(turnID, t.LastSeq):
+		case <-tail.Wake:
 		case <-time.After(r.cfg.LeaseTTL):
 		}
+	}
+}
+
+// Drain stops accepting turns: Create answers ErrShuttingDown, this
+// replica adopts nothing more, and the turns still queued here are handed
+// back (their lease released), so another replica adopts and runs them.
+// Running turns go on; Shutdown waits for them.
+func (r *Runner) Drain(ctx context.Context) {
+	r.mu.Lock()
+	r.closing, r.draining = true, true
+	var queued []*job
+	for _, j := range r.jobs {
+		if !j.startedRunning() {
+			queued = append(queued, j)
+		}
+	}
+	r.mu.Unlock()
+	for _, j := range queued {
+		j.handOver(ctx)
 	}
 }
 
@@ -350,17 +442,27 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			r.log.Error("turns still finishing after shutdown; the sweeper will finalise them")
+			r.log.Error("turns still finishing after shutdown; another replica will finalise them")
 		}
-	}
-	if r.stopLoop != nil {
-		r.stopLoop()
-		<-r.loopDone
 	}
 	return nil
 }
 
-// parseEventsPayload reads the "turnID:lastSeq" payload of ChannelEvents.
+// Close stops the runner's background work: the committer (after writing
+// what is pending), the listener (notifications of other replicas' events,
+// cancel requests, this replica's liveness lock), lease renewals and
+// sweeps. Call it after Shutdown, once the streams that need the listener
+// are closed: a draining replica keeps serving its followers until then.
+func (r *Runner) Close() {
+	if r.stopLoop != nil {
+		r.c.stop()
+		r.stopLoop()
+		<-r.loopDone
+		r.stopLoop = nil
+	}
+}
+
+// parseEventsPayload reads one "turnID:lastSeq" item of ChannelEvents.
 func parseEventsPayload(p string) (string, int64, bool) {
 	i := strings.LastIndexByte(p, ':')
 	if i <= 0 {
@@ -383,13 +485,5 @@ func randomOwner() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func marshalData(v any) (json.RawMessage, error) {
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding event data: %w", err)
-	}
-	return b, nil
-}
+// statusText writes the status line of the tags the runner closes itself.
+var statusText = statustext.Text

@@ -12,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -84,9 +85,9 @@ type Request struct {
 	// after cancellation or its timeout before it is abandoned. Default
 	// DefaultCancelGrace.
 	CancelGrace time.Duration
-	// Document is the content to continue from; nil starts an empty one.
-	// Run appends to it.
-	Document *toolcallmarkup.Document
+	// StatusText writes the status line of a tool call into its events
+	// (ToolCallData.StatusText). Default statustext.Text.
+	StatusText statustext.Func
 	// Callbacks, when set, also receives the loop's langchaingo callbacks
 	// (model start, end and error, streamed text, tool start, end and
 	// error; a tool's context holds its id, see ToolCallIDFromContext), for
@@ -94,21 +95,19 @@ type Request struct {
 	Callbacks callbacks.Handler
 }
 
-// Event is one event produced by Run. Data is one of the toolmark.*Data
-// payloads: TextDeltaData, RoundStartedData, ToolCallData, TodoUpdateData or
-// SubagentStatusData.
-type Event struct {
-	Type toolmark.EventType
-	Data any
-}
+// Event is one event produced by Run, typed: Data is one of the
+// toolmark.*Data payloads (TextDeltaData, RoundStartedData, ToolCallData,
+// TodoUpdateData or SubagentStatusData). Run marshals nothing; whoever
+// receives the event applies it to the turn's state (package turnstate)
+// and marshals it once, when it persists it.
+type Event = toolmark.Draft
 
 // EmitFunc receives the events of a run, one at a time and in order. An
 // error stops the run; Run then emits nothing more and returns that error.
-type EmitFunc func(ctx context.Context, e Event) error
+type EmitFunc = toolmark.EmitFunc
 
 // Result is the outcome of Run.
 type Result struct {
-	Content   string // the final markup content of the document
 	Answer    string // the model's last reply, as plain text
 	Rounds    int
 	ToolCalls []toolmark.ToolCallRecord
@@ -124,14 +123,10 @@ func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
 	if req.Model == nil {
 		return Result{}, toolmark.Errorf(toolmark.EINVALID, "simplifiedagent: no model")
 	}
-	doc := req.Document
-	if doc == nil {
-		doc, _ = toolcallmarkup.NewDocument("")
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := newSession(doc, emit, cancel, context.WithoutCancel(parent))
+	s := newSession(emit, req.StatusText, cancel, context.WithoutCancel(parent))
 	l := newLoop(s, req, "", true)
 	answer, rounds, err := l.run(ctx)
 	if err == nil {
@@ -141,7 +136,6 @@ func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
 	}
 	s.finish(err, ctx.Err() != nil)
 	res := Result{
-		Content:   doc.String(),
 		Answer:    answer,
 		Rounds:    rounds,
 		ToolCalls: s.records(),

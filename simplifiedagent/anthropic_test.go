@@ -43,18 +43,19 @@ func TestAnthropicStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := runChecked(t, simplifiedagent.Request{Model: model, Input: "resume?",
+	_, rec, err := runChecked(t, simplifiedagent.Request{Model: model, Input: "resume?",
 		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(&fakeSearcher{docs: testDocs})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := toolcallmarkup.Scan(res.Content)
+	content := rec.content(t)
+	spans := toolcallmarkup.Scan(content)
 	if len(spans) != 1 || spans[0].Call.ID != "toolu_01T1x1fJ34qAmk2tNTrN7Up6" || spans[0].Call.Status != toolcallmarkup.StatusSuccess {
 		t.Fatalf("tags %+v", spans)
 	}
-	if !strings.HasPrefix(res.Content, "I'll search the docs.\n\n<ToolCall") ||
-		!strings.HasSuffix(res.Content, "</ToolCall>\n\n"+`[{"id":"x"}] is JSON; clients resume with Last-Event-ID [1].`) {
-		t.Errorf("content %q", res.Content)
+	if !strings.HasPrefix(content, "I'll search the docs.\n\n<ToolCall") ||
+		!strings.HasSuffix(content, "</ToolCall>\n\n"+`[{"id":"x"}] is JSON; clients resume with Last-Event-ID [1].`) {
+		t.Errorf("content %q", content)
 	}
 	if len(bodies) != 2 || !strings.Contains(bodies[1], `"tool_result"`) || !strings.Contains(bodies[1], "toolu_01T1x1fJ34qAmk2tNTrN7Up6") {
 		t.Errorf("second request lacks the tool result: %s", bodies[len(bodies)-1])

@@ -13,11 +13,16 @@
 //
 // # Events and markup
 //
-// The agent keeps its own toolcallmarkup.Document and emits events through an
-// EmitFunc, one at a time and in order. Applying the events to a fresh
-// Document — text_delta appended verbatim, tool_call_started as a new tag,
-// every other tool_call_* as an update of its tag — reproduces
-// Result.Content exactly. Per tool call the order is tool_call_started
+// The agent keeps no document of its own: it neutralises the model's text
+// with a toolcallmarkup.Neutraliser, keeps each call's tag as a ToolCall
+// value, and emits typed events (toolmark.Draft) through an EmitFunc, one
+// at a time and in order. Applying them to a turnstate.State — text_delta
+// appended verbatim, tool_call_started as a new tag, every other
+// tool_call_* as an update of its tag — gives the answer's content; the
+// runner does exactly that, once. Every tool_call_* event carries the
+// call's status line (ToolCallData.StatusText, see Request.StatusText).
+//
+// Per tool call the order is tool_call_started
 // (pending), tool_call_delta*, tool_call_running, then exactly one of
 // tool_call_success or tool_call_error. A call that is stopped by
 // cancellation ends with a tool_call_error event whose Status is "cancelled"

@@ -13,11 +13,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
-	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -88,60 +89,48 @@ func (r *recorder) ofType(t toolmark.EventType) []simplifiedagent.Event {
 	return out
 }
 
-// replay applies events to a fresh Document the way the runner does and
-// returns the content.
+// replay applies events to a turn state the way the runner does, checks
+// that every tag the events name is the tag the state then holds, and that
+// the JSON form of the events replays to the same content, and returns the
+// content.
 func replay(tb testing.TB, events []simplifiedagent.Event) string {
 	tb.Helper()
-	d, err := toolcallmarkup.NewDocument("")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st := turnstate.New()
 	for i, e := range events {
-		switch data := e.Data.(type) {
-		case toolmark.TextDeltaData:
-			if data.Text == "" {
-				tb.Fatalf("event %d: empty text_delta", i)
-			}
-			d.AppendNeutralised(data.Text)
-		case toolmark.ToolCallData:
-			calls := toolcallmarkup.Parse(data.Markup + "</ToolCall>")
-			if len(calls) != 1 {
-				tb.Fatalf("event %d: markup %q parses to %d calls", i, data.Markup, len(calls))
-			}
-			tc := calls[0]
-			if tc.ID != data.ToolCallID || string(tc.Status) != data.Status {
-				tb.Fatalf("event %d: markup %q disagrees with id %q status %q", i, data.Markup, data.ToolCallID, data.Status)
-			}
-			if e.Type == toolmark.EventToolCallStarted {
-				if _, err := d.Start(tc); err != nil {
-					tb.Fatalf("event %d: Start: %v", i, err)
-				}
-				continue
-			}
-			got, err := d.Update(tc.ID, toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs})
-			if err != nil {
-				tb.Fatalf("event %d (%s): Update: %v", i, e.Type, err)
-			}
-			if got != data.Markup {
-				tb.Fatalf("event %d: replayed tag %q, event says %q", i, got, data.Markup)
+		if data, ok := e.Data.(toolmark.TextDeltaData); ok && data.Text == "" {
+			tb.Fatalf("event %d: empty text_delta", i)
+		}
+		if err := st.Apply(e, time.Now()); err != nil {
+			tb.Fatalf("event %d (%s): %v", i, e.Type, err)
+		}
+		if data, ok := e.Data.(toolmark.ToolCallData); ok {
+			c, _ := st.Call(data.ToolCallID)
+			if c.Markup != data.Markup || string(c.Status) != data.Status {
+				tb.Fatalf("event %d (%s): state holds %q (%s), event says %q (%s)", i, e.Type, c.Markup, c.Status, data.Markup, data.Status)
 			}
 		}
 	}
-	// The store's replay of the JSON form gives the same content.
-	sd, _ := toolcallmarkup.NewDocument("")
+	// The replay of the logged (JSON) form gives the same content.
+	logged := turnstate.New()
 	for i, e := range events {
 		raw, err := json.Marshal(e.Data)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := store.ApplyEvent(sd, toolmark.Event{Seq: int64(i + 1), Type: e.Type, Data: raw}); err != nil {
-			tb.Fatalf("store.ApplyEvent: %v", err)
+		if err := logged.ApplyEvent(toolmark.Event{Seq: int64(i + 1), Type: e.Type, Data: raw}); err != nil {
+			tb.Fatalf("ApplyEvent: %v", err)
 		}
 	}
-	if sd.String() != d.String() {
-		tb.Fatalf("store replay differs:\n%q\n%q", sd.String(), d.String())
+	if logged.Content() != st.Content() {
+		tb.Fatalf("logged replay differs:\n%q\n%q", logged.Content(), st.Content())
 	}
-	return d.String()
+	return st.Content()
+}
+
+// content is the replayed content of the recorded events.
+func (r *recorder) content(tb testing.TB) string {
+	tb.Helper()
+	return replay(tb, r.all())
 }
 
 // checkToolOrder checks each call's event order: started, delta*, running,

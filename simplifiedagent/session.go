@@ -11,16 +11,20 @@ import (
 	"github.com/kaptinlin/jsonrepair"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// session is the state shared by a run and its sub-agents: the document,
-// the emit function and every tool call. Every change to the document and
-// every emission happens under mu, so events leave in document order.
+// session is the state shared by a run and its sub-agents: the text
+// neutraliser, the emit function and every tool call. It produces events;
+// it keeps no document (whoever receives the events applies them to one,
+// see package turnstate). Every emission happens under mu, so events leave
+// in order.
 type session struct {
 	mu       sync.Mutex
-	doc      *toolcallmarkup.Document
+	nz       toolcallmarkup.Neutraliser
 	emit     EmitFunc
+	status   statustext.Func
 	emitCtx  context.Context
 	emitErr  error
 	cancel   context.CancelCauseFunc
@@ -42,7 +46,8 @@ type call struct {
 	name     string
 	tool     Tool // nil for an unknown tool
 	tagged   bool
-	started  bool // the tag (or record) exists
+	started  bool                    // the tag (or record) exists
+	tc       toolcallmarkup.ToolCall // the tag as it stands
 	args     strings.Builder
 	status   toolcallmarkup.Status
 	result   string
@@ -52,14 +57,11 @@ type call struct {
 	owner    *loop
 }
 
-func newSession(doc *toolcallmarkup.Document, emit EmitFunc, cancel context.CancelCauseFunc, emitCtx context.Context) *session {
-	s := &session{doc: doc, emit: emit, cancel: cancel, emitCtx: emitCtx, ids: map[string]bool{}}
-	content := doc.String()
-	if n := len(content); n > 0 {
-		s.tail = content[max(0, n-2):]
-		s.afterTag = strings.HasSuffix(content, "</ToolCall>")
+func newSession(emit EmitFunc, status statustext.Func, cancel context.CancelCauseFunc, emitCtx context.Context) *session {
+	if status == nil {
+		status = statustext.Text
 	}
-	return s
+	return &session{emit: emit, status: status, cancel: cancel, emitCtx: emitCtx, ids: map[string]bool{}}
 }
 
 // emitLocked sends e unless the session is closed or emission already
@@ -147,13 +149,13 @@ func (s *session) text(chunk string) {
 		chunk = "\n\n" + chunk
 		s.afterTag = false
 	}
-	s.appendLocked(s.doc.AppendText(chunk))
+	s.appendLocked(s.nz.Write(chunk))
 }
 
 // beforeTagLocked flushes held-back text and makes the content end with a
 // blank line, so that a top-level tag starts a block of its own.
 func (s *session) beforeTagLocked() {
-	out := s.doc.Flush()
+	out := s.nz.Flush()
 	s.appendLocked(out)
 	if s.tail == "" {
 		return
@@ -164,7 +166,7 @@ func (s *session) beforeTagLocked() {
 	} else if strings.HasSuffix(s.tail, "\n") {
 		sep = "\n"
 	}
-	out = s.doc.AppendText(sep) + s.doc.Flush()
+	out = s.nz.Write(sep) + s.nz.Flush()
 	s.appendLocked(out)
 }
 
@@ -217,7 +219,7 @@ func (s *session) startLocked(c *call, name string) {
 		}
 	}
 	id := base
-	for n := 2; s.ids[id] || s.exists(id); n++ {
+	for n := 2; s.ids[id]; n++ {
 		id = fmt.Sprintf("%s_%d", base, n)
 	}
 	c.id = id
@@ -232,19 +234,47 @@ func (s *session) startLocked(c *call, name string) {
 	if strings.TrimSpace(typ) == "" {
 		typ = "unknown"
 	}
-	markup, err := s.doc.Start(toolcallmarkup.ToolCall{ID: id, Type: typ, Status: toolcallmarkup.StatusPending, ParentID: c.parentID})
-	if err != nil {
+	tc := toolcallmarkup.ToolCall{ID: id, Type: typ, Status: toolcallmarkup.StatusPending, ParentID: c.parentID}
+	if !s.parentOpenLocked(c.parentID) || toolcallmarkup.Validate(tc) != nil {
 		// The parent was finalised already (an abandoned sub-agent); keep the
 		// call untagged so nothing refers to a missing tag.
 		c.tagged = false
 		return
 	}
+	c.tc = toolcallmarkup.Normalize(tc)
+	markup := toolcallmarkup.OpenTag(c.tc)
 	if c.parentID == "" {
 		s.afterTag = true
 		s.tail = ">"
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
-		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup}})
+		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup,
+		StatusText: s.status(c.tc)}})
+}
+
+// parentOpenLocked reports whether a call may nest under the call id: it
+// has a tag that is not final ("" is the top level).
+func (s *session) parentOpenLocked(id string) bool {
+	if id == "" {
+		return true
+	}
+	for _, p := range s.calls {
+		if p.id == id {
+			return p.tagged && !p.tc.Status.Final()
+		}
+	}
+	return false
+}
+
+// updateLocked changes c's tag by u and returns its new opening tag and
+// status text.
+func (s *session) updateLocked(c *call, u toolcallmarkup.Update) (markup, status string, err error) {
+	tc, err := toolcallmarkup.ApplyUpdate(c.tc, u)
+	if err != nil {
+		return "", "", err
+	}
+	c.tc = tc
+	return toolcallmarkup.OpenTag(tc), s.status(tc), nil
 }
 
 // goodID reports whether a model's tool-call id can serve as toolCallId
@@ -259,11 +289,6 @@ func goodID(id string) bool {
 		}
 	}
 	return true
-}
-
-func (s *session) exists(id string) bool {
-	_, ok := s.doc.Get(id)
-	return ok
 }
 
 // argsDeltaLocked adds a fragment of c's arguments and reports it.
@@ -283,13 +308,13 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
 		attrs = t.TagAttrs(args)
 	}
-	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Extra: attrs})
+	markup, text, err := s.updateLocked(c, toolcallmarkup.Update{Extra: attrs})
 	if err != nil {
 		return
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallDelta, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(toolcallmarkup.StatusPending),
-		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args}})
+		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args, StatusText: text}})
 }
 
 // maxParsedArgs bounds the streamed arguments that are re-parsed and sent
@@ -336,12 +361,13 @@ func (s *session) running(c *call) {
 	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
 		attrs = t.TagAttrs(args)
 	}
-	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning, Extra: attrs})
+	markup, text, err := s.updateLocked(c, toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning, Extra: attrs})
 	if err != nil {
 		return
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
-		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Arguments: args}})
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Arguments: args,
+		StatusText: text}})
 }
 
 // succeed ends c with its result.
@@ -360,12 +386,13 @@ func (s *session) succeed(c *call, result string) {
 	if t, ok := c.tool.(ResultAttrsTool); ok {
 		attrs = t.ResultAttrs(result)
 	}
-	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess, Extra: attrs})
+	markup, text, err := s.updateLocked(c, toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess, Extra: attrs})
 	if err != nil {
 		return
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
-		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result}})
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result,
+		StatusText: text}})
 }
 
 // fail ends c with status (error or cancelled) and errText.
@@ -386,12 +413,13 @@ func (s *session) failLocked(c *call, status toolcallmarkup.Status, errText stri
 	if !c.tagged {
 		return
 	}
-	markup, err := s.doc.Update(c.id, toolcallmarkup.Update{Status: status, Error: errText})
+	markup, text, err := s.updateLocked(c, toolcallmarkup.Update{Status: status, Error: errText})
 	if err != nil {
 		return
 	}
 	s.emitLocked(Event{Type: toolmark.EventToolCallError, Data: toolmark.ToolCallData{
-		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(status), Markup: markup, Error: errText}})
+		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(status), Markup: markup, Error: c.tc.Error,
+		StatusText: text}})
 }
 
 // finalizeCalls gives every unfinished call of l a final status after l
@@ -429,7 +457,7 @@ func (s *session) finalLocked(c *call, err error, cancelled bool) {
 func (s *session) finish(err error, cancelled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.appendLocked(s.doc.Flush())
+	s.appendLocked(s.nz.Flush())
 	for _, c := range s.calls {
 		s.finalLocked(c, err, cancelled)
 	}

@@ -8,29 +8,65 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
-	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// BenchmarkAppendEvents appends batches of text_delta events to one turn
-// and reports events appended per second.
-func BenchmarkAppendEvents(b *testing.B) {
-	for _, size := range []int{1, 16, 256} {
-		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+// BenchmarkCommit commits, in each call, a few text_delta events for each
+// of 1, 16 and 256 turns leased by one owner (one group commit of the
+// runner) and reports events committed per second.
+func BenchmarkCommit(b *testing.B) {
+	const perTurn = 4
+	for _, turns := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			ctx := context.Background()
 			f := newFixture(b)
-			in := make([]store.EventInput, size)
-			for i := range in {
-				in[i] = store.EventInput{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "a few words of streamed text, "}}
+			tus := []toolmark.Turn{f.turn}
+			for len(tus) < turns {
+				tus = append(tus, mustTurn(b, f.db, f.user.ID, mustConversation(b, f.db, f.user.ID).ID, "q"))
 			}
-			b.ResetTimer()
+			ds := make([]toolmark.Draft, perTurn)
+			for i := range ds {
+				ds[i] = toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "a few words of streamed text, "}}
+			}
+			rows := eventRows(b, 0, ds...)
+			ws := make([]store.TurnWrite, turns)
+			var seq int64
 			for b.Loop() {
-				if _, err := f.db.AppendEvents(ctx, f.turn.ID, f.turn.AssistantMessageID, in); err != nil {
+				for i, tu := range tus {
+					evs := make([]store.EventRow, perTurn)
+					for k := range evs {
+						evs[k] = rows[k]
+						evs[k].Seq = seq + int64(k) + 1
+					}
+					ws[i] = store.TurnWrite{TurnID: tu.ID, MessageID: tu.AssistantMessageID, Events: evs}
+				}
+				if err := f.db.Commit(ctx, testOwner, ws); err != nil {
 					b.Fatal(err)
 				}
+				seq += perTurn
 			}
-			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(b.N*turns*perTurn)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 		})
 	}
+}
+
+// BenchmarkCommitContent saves a 1 MB message with one event per call, as
+// the runner does at a milestone of a long answer.
+func BenchmarkCommitContent(b *testing.B) {
+	ctx := context.Background()
+	f := newFixture(b)
+	content := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 1<<20/57)
+	b.SetBytes(int64(len(content)))
+	var seq int64
+	for b.Loop() {
+		seq++
+		w := write(b, f.turn, seq-1, toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: int(seq)}})
+		w.Content = &content
+		if err := f.db.Commit(ctx, testOwner, []store.TurnWrite{w}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(content))/1e6, "MB/message")
 }
 
 // BenchmarkEventsAfter reads the 10 events after seq N in turns of 1 000
@@ -67,62 +103,6 @@ func BenchmarkEventsAfter(b *testing.B) {
 					}
 				}
 			})
-		}
-	}
-}
-
-// BenchmarkRewriteToolCall rewrites a tag in the middle of a 1 MB stored
-// message: lock, read, rewrite, write, commit.
-func BenchmarkRewriteToolCall(b *testing.B) {
-	ctx := context.Background()
-	f := newFixture(b)
-	d, _ := toolcallmarkup.NewDocument("")
-	half := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 512<<10/57)
-	d.AppendText(half)
-	if _, err := d.Start(toolcallmarkup.ToolCall{ID: "c1", Type: "search_documents", Status: toolcallmarkup.StatusRunning}); err != nil {
-		b.Fatal(err)
-	}
-	d.AppendText(half)
-	d.Flush()
-	if err := f.db.SaveContent(ctx, f.turn.AssistantMessageID, d.String(), 1); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(d.Len()))
-	i := 0
-	for b.Loop() {
-		i++
-		u := toolcallmarkup.Update{Status: toolcallmarkup.StatusRunning, Extra: []toolcallmarkup.Attr{{Key: "count", Value: fmt.Sprint(i)}}}
-		if err := f.db.RewriteToolCall(ctx, f.turn.AssistantMessageID, "c1", u); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(d.Len())/1e6, "MB/message")
-}
-
-// BenchmarkReplay rebuilds a message from 10 000 logged events in memory.
-func BenchmarkReplay(b *testing.B) {
-	var events []toolmark.Event
-	d, _ := toolcallmarkup.NewDocument("")
-	for i := range 10000 {
-		var e toolmark.Event
-		switch {
-		case i%100 == 0:
-			open, _ := d.Start(toolcallmarkup.ToolCall{ID: fmt.Sprintf("c%d", i), Type: "search_documents"})
-			e = toolmark.Event{Type: toolmark.EventToolCallStarted, Data: mustJSON(b, toolmark.ToolCallData{ToolCallID: fmt.Sprintf("c%d", i), Markup: open})}
-		case i%100 == 1:
-			open, _ := d.Update(fmt.Sprintf("c%d", i-1), toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess})
-			e = toolmark.Event{Type: toolmark.EventToolCallSuccess, Data: mustJSON(b, toolmark.ToolCallData{ToolCallID: fmt.Sprintf("c%d", i-1), Markup: open})}
-		default:
-			e = toolmark.Event{Type: toolmark.EventTextDelta, Data: mustJSON(b, toolmark.TextDeltaData{Text: d.AppendText("some words ")})}
-		}
-		e.Seq = int64(i + 1)
-		events = append(events, e)
-	}
-	want := d.String()
-	for b.Loop() {
-		got, err := store.Replay("", events)
-		if err != nil || got != want {
-			b.Fatalf("Replay: %v (equal: %v)", err, got == want)
 		}
 	}
 }

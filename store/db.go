@@ -31,8 +31,25 @@ const versionTable = "public.schema_version"
 // DB is toolmark's PostgreSQL store. It is safe for concurrent use.
 type DB struct {
 	pool       *pgxpool.Pool
+	commits    *pgxpool.Pool // Commit's own connections: group commits never queue behind requests
 	log        *slog.Logger
 	maxContent int
+	maxConns   int32
+}
+
+// DefaultMaxConns is the default size of the connection pool. Turns do not
+// hold connections while they run: one group commit writes for all of them
+// and followers read from memory, so the pool serves requests, not turns.
+const DefaultMaxConns = 16
+
+// WithMaxConns sets the size of the connection pool (default
+// DefaultMaxConns, or pool_max_conns in the URL).
+func WithMaxConns(n int) Option {
+	return func(db *DB) {
+		if n > 0 {
+			db.maxConns = int32(n)
+		}
+	}
 }
 
 // Option configures Open.
@@ -69,6 +86,12 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %w", err)
 	}
+	switch {
+	case db.maxConns > 0:
+		cfg.MaxConns = db.maxConns
+	case !strings.Contains(databaseURL, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
@@ -77,12 +100,22 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 		pool.Close()
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
 	}
-	db.pool = pool
+	wcfg := cfg.Copy()
+	wcfg.MaxConns, wcfg.MinConns = 2, 1
+	commits, err := pgxpool.NewWithConfig(ctx, wcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to postgres: %w", err)
+	}
+	db.pool, db.commits = pool, commits
 	return db, nil
 }
 
-// Close closes every connection of the pool.
-func (db *DB) Close() { db.pool.Close() }
+// Close closes every connection of the pools.
+func (db *DB) Close() {
+	db.pool.Close()
+	db.commits.Close()
+}
 
 // Pool returns the underlying connection pool.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }

@@ -15,7 +15,7 @@
 //
 // Every method that takes an owner id treats another user's conversation or
 // turn exactly like a missing one: a *toolmark.Error with code ENOTFOUND.
-// Methods without an owner id (TurnByID, AppendEvents, …) are for the runner,
+// Methods without an owner id (TurnByID, Commit, …) are for the runner,
 // which works on turns it was handed.
 //
 // # Errors
@@ -24,21 +24,32 @@
 // root package: ENOTFOUND, ECONFLICT, EINVALID, ETOOLARGE, EUNAUTHORIZED.
 // Other errors are wrapped with lower-case context and are internal.
 //
-// # Event log
+// # Event log and group commit
 //
-// AppendEvents assigns each turn's events a gapless seq starting at 1 in a
-// single statement that takes the turn's row lock, so concurrent appenders
-// are serialised; it notifies the channel "toolmark_events" with
-// "turnID:lastSeq" in the same statement. The assistant message stores its
-// content together with the seq it reflects, so content can always be
-// rebuilt as that snapshot plus the events after it (see Replay).
+// The runner that holds a turn's lease numbers the turn's events (gapless,
+// from 1; the turn_queued event is written with the turn by CreateTurn).
+// Commit writes the events of many turns at once — with their tool-call
+// rows, todo lists, message content, and the starts and ends of turns — in
+// one implicit transaction of a few statements sent in one round trip, and
+// notifies "toolmark_events" with "turnID:seq,…" for other replicas. Every
+// statement is guarded by the lease: a turn whose lease the writer lost, or
+// that another replica finished, gets nothing written (RefusedError), and
+// the (turn, seq) primary key rejects a duplicate. The assistant message
+// stores its content with the seq it reflects (at tool status changes and
+// at the end), so the content is always that snapshot plus the events after
+// it (package turnstate rebuilds it).
 //
-// # Leases and recovery
+// # Leases, liveness and recovery
 //
-// A runner holds a lease on a turn (AcquireLease, RenewLease) while the turn
-// is queued or running. SweepExpired finalises turns whose lease expired:
-// content rebuilt from the log, every open ToolCall tag set to error
-// "interrupted", turn_failed appended, the turn marked interrupted. It locks
-// each turn with SELECT … FOR UPDATE SKIP LOCKED, so concurrent sweepers on
-// several replicas finalise each turn exactly once.
+// A turn is created with its runner's lease; RenewLeases extends the leases
+// of a runner's turns in one statement and reports cancel requests. Each
+// replica holds a session-level advisory lock named after it on its
+// listening connection (ListenAs): when its process or session dies the
+// lock goes at once. SweepExpired finalises running turns whose owner is
+// gone — lease expired or liveness lock not held: content rebuilt from the
+// log, every open ToolCall tag and unfinished todo ended with "interrupted",
+// turn_failed appended, the turn marked interrupted; AdoptQueued hands the
+// queued turns of a gone owner to a live one. Both lock each turn with
+// SELECT … FOR UPDATE SKIP LOCKED, so concurrent replicas act on each turn
+// exactly once.
 package store

@@ -1,31 +1,45 @@
 package store_test
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 
-	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
 )
 
-// ExampleReplay rebuilds a message from its stored snapshot and the events
-// logged after it, as SweepExpired does after a crash and a client that
-// follows the stream does as it goes.
-func ExampleReplay() {
-	snapshot := "Searching. " // the content saved at seq 1
-	data := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
-	events := []toolmark.Event{
-		{Seq: 2, Type: toolmark.EventToolCallStarted, Data: data(toolmark.ToolCallData{
-			ToolCallID: "call_1", Markup: `<ToolCall type="search_documents" status="pending" toolCallId="call_1" query="go">`})},
-		{Seq: 3, Type: toolmark.EventToolCallSuccess, Data: data(toolmark.ToolCallData{
-			ToolCallID: "call_1", Markup: `<ToolCall type="search_documents" status="success" toolCallId="call_1" query="go" count="2">`})},
-		{Seq: 4, Type: toolmark.EventTextDelta, Data: data(toolmark.TextDeltaData{Text: " Found two."})},
+// ExampleRefusedError shows how the caller of a group commit tells the
+// turns whose writes were refused from those that were committed.
+func ExampleRefusedError() {
+	// What Commit returns when another replica took over turn t2.
+	var err error = &store.RefusedError{Turns: map[string]error{"t2": store.ErrLeaseLost}}
+
+	var refused *store.RefusedError
+	for _, id := range []string{"t1", "t2"} {
+		why, ok := error(nil), false
+		if errors.As(err, &refused) {
+			why, ok = refused.Turns[id]
+		}
+		switch {
+		case !ok:
+			fmt.Println(id, "committed")
+		case errors.Is(why, store.ErrLeaseLost):
+			fmt.Println(id, "lost: stop the turn, another replica has it")
+		default:
+			fmt.Println(id, "refused:", why)
+		}
 	}
-	content, err := store.Replay(snapshot, events)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(content)
 	// Output:
-	// Searching. <ToolCall type="search_documents" status="success" toolCallId="call_1" query="go" count="2"></ToolCall> Found two.
+	// t1 committed
+	// t2 lost: stop the turn, another replica has it
+}
+
+// ExampleHistoryAfter drops the turns a conversation's summary already
+// covers from its history.
+func ExampleHistoryAfter() {
+	hist := []store.HistoryTurn{{TurnID: "t1", UserText: "hi"}, {TurnID: "t2", UserText: "and then?"}, {TurnID: "t3", UserText: "thanks"}}
+	for _, h := range store.HistoryAfter(hist, "t2") {
+		fmt.Println(h.TurnID, h.UserText)
+	}
+	// Output:
+	// t3 thanks
 }

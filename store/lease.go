@@ -2,14 +2,19 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 // InterruptedError is the error text given to turns and tool calls that
@@ -40,27 +45,46 @@ func (db *DB) AcquireLease(ctx context.Context, turnID, owner string, ttl time.D
 	return nil
 }
 
-// RenewLease extends owner's lease on a turn to ttl from now. It is
-// ECONFLICT when owner no longer holds the lease (another owner took it
-// after it expired, or the turn was finalised, for instance by a sweep).
-func (db *DB) RenewLease(ctx context.Context, turnID, owner string, ttl time.Duration) error {
-	if !validID(turnID) {
-		return notFound("turn")
-	}
+// RenewLeases extends to ttl from now the lease of the turns ids that owner
+// holds and that are queued or running, in one statement, and returns the
+// ids of those turns and of those among them whose cancellation was
+// requested. A turn of ids that is not among them was taken over or
+// finished elsewhere. Turns of owner that are not in ids (a turn the owner
+// gave up on) are left to expire.
+func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration, ids []string) (held, cancel []string, err error) {
 	if ttl <= 0 {
-		return toolmark.Errorf(toolmark.EINVALID, "lease needs a positive ttl")
+		return nil, nil, toolmark.Errorf(toolmark.EINVALID, "lease needs a positive ttl")
 	}
-	tag, err := db.pool.Exec(ctx, `
-		update turns set lease_expires_at = now() + $3::interval
-		where id = $1 and lease_owner = $2 and status in ('queued', 'running')`,
-		turnID, owner, ttl)
+	valid := ids[:0:0]
+	for _, id := range ids {
+		if validID(id) {
+			valid = append(valid, id)
+		}
+	}
+	ids = valid
+	rows, err := db.pool.Query(ctx, `
+		update turns set lease_expires_at = now() + $2::interval
+		where id = any($3) and lease_owner = $1 and status in ('queued', 'running')
+		returning id, cancel_requested`, owner, ttl, ids)
 	if err != nil {
-		return fmt.Errorf("renewing lease: %w", err)
+		return nil, nil, fmt.Errorf("renewing leases: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return db.turnConflict(ctx, turnID, "lease lost")
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c bool
+		if err := rows.Scan(&id, &c); err != nil {
+			return nil, nil, fmt.Errorf("renewing leases: %w", err)
+		}
+		held = append(held, id)
+		if c {
+			cancel = append(cancel, id)
+		}
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("renewing leases: %w", err)
+	}
+	return held, cancel, nil
 }
 
 // ReleaseLease gives up owner's lease on a turn; it does nothing when owner
@@ -120,29 +144,37 @@ func (db *DB) RequestCancel(ctx context.Context, ownerID, turnID string) (toolma
 	return t, err
 }
 
-// CancelRequested reports whether a cancel was requested for a turn.
-func (db *DB) CancelRequested(ctx context.Context, turnID string) (bool, error) {
-	if !validID(turnID) {
-		return false, notFound("turn")
-	}
-	var c bool
-	err := db.pool.QueryRow(ctx, `select cancel_requested from turns where id = $1`, turnID).Scan(&c)
-	if err != nil {
-		return false, dbErr("reading cancel request", "turn", err)
-	}
-	return c, nil
-}
+// livenessClass is the first key of the session-level advisory lock by
+// which a replica shows it is alive (see ListenAs); the second key is
+// hashtext(owner).
+const livenessClass = 7321
 
-// SweepExpired finalises every queued or running turn whose lease expired
-// before now and returns their ids. For each turn, in its own transaction
-// holding the turn's row lock (taken with SKIP LOCKED, so concurrent
-// sweepers never finalise a turn twice): the content is rebuilt from the
-// stored snapshot and the events after it, every tag that is not final is
-// set to error "interrupted", the tool-call rows follow, a tool_call_error
-// event per changed tag and a turn_failed event are appended, and turn and
-// message are marked interrupted. A turn that never had a lease is not
-// swept, so a replica keeps a lease on the turns it has queued. now is
-// compared with expiries set by the database's clock.
+// ownerGone is the condition under which a turn's lease holder is taken for
+// gone: its lease expired, or no session holds its liveness lock (its
+// process died, or lost its database session), or it has no lease.
+// It needs the CTE liveOwners, which reads the lock table once per query
+// (a per-row lookup in pg_locks would snapshot the lock manager per turn).
+var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or hashtext(t.lease_owner)::oid not in (select objid from live))`
+
+// liveOwners is the CTE "live": the liveness locks held in this database.
+var liveOwners = `live as materialized (
+	select l.objid from pg_locks l
+	where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
+	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2 and l.granted)`
+
+// SweepExpired finalises every running turn whose owner is gone (its
+// lease expired, or no database session holds its liveness lock, see
+// ListenAs) and returns their ids. (A queued turn of a gone owner has
+// nothing to finalise: a live replica adopts and runs it, see
+// AdoptQueued.) For each turn, in its
+// own transaction holding the turn's row lock (taken with SKIP LOCKED, so
+// concurrent sweepers never finalise a turn twice): the turn's state is
+// rebuilt from the stored snapshot and the events after it (package
+// turnstate), every open tag and unfinished todo is ended with error
+// "interrupted" through ordinary events, a turn_failed event follows, the
+// tool-call rows and todos are brought in line, and turn and message are
+// marked interrupted. now is compared with expiries set by the database's
+// clock.
 func (db *DB) SweepExpired(ctx context.Context, now time.Time) ([]string, error) {
 	swept := []string{}
 	for {
@@ -157,86 +189,181 @@ func (db *DB) SweepExpired(ctx context.Context, now time.Time) ([]string, error)
 	}
 }
 
-// sweepOne finalises one expired turn and returns its id, or "" when there
-// is none left.
+// sweepOne finalises one turn whose owner is gone and returns its id, or ""
+// when there is none left.
 func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
 	var turnID string
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
-		var msgID, content string
-		var seq int64
+		var msgID string
 		err := tx.QueryRow(ctx, `
+			with `+liveOwners+`
 			select t.id, t.assistant_message_id
 			from turns t
-			where t.status in ('queued', 'running') and t.lease_expires_at < $1
-			order by t.lease_expires_at
+			where t.status = 'running' and `+ownerGone+`
+			order by t.created_at
 			limit 1
 			for update of t skip locked`, now).Scan(&turnID, &msgID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			turnID = ""
 			return nil
 		} else if err != nil {
-			return fmt.Errorf("finding expired turns: %w", err)
+			return fmt.Errorf("finding turns to sweep: %w", err)
 		}
-		if err := tx.QueryRow(ctx, `select content, seq from messages where id = $1 for update`, msgID).Scan(&content, &seq); err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		events, err := db.eventsAfter(ctx, tx, turnID, seq, 1<<30)
-		if err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		d, err := toolcallmarkup.NewDocument(content)
-		if err != nil {
-			// A snapshot that does not parse cannot be rebuilt; keep the
-			// turn's text but no live tags.
-			db.log.Error("sweep: stored content does not parse", "turn", turnID, "err", err)
-			d, _ = toolcallmarkup.NewDocument("")
-		}
-		for _, e := range events {
-			if err := ApplyEvent(d, e); err != nil {
-				db.log.Warn("sweep: skipping an event that does not apply", "turn", turnID, "seq", e.Seq, "err", err)
-			}
-		}
-		changed := d.Finalize(toolcallmarkup.StatusError, InterruptedError)
-		in := make([]EventInput, 0, len(changed)+1)
-		for _, id := range changed {
-			tc, _ := d.Get(id)
-			in = append(in, EventInput{Type: toolmark.EventToolCallError, Time: now, Data: toolmark.ToolCallData{
-				ToolCallID: tc.ID,
-				ParentID:   tc.ParentID,
-				Name:       tc.Type,
-				Status:     string(tc.Status),
-				Markup:     toolcallmarkup.OpenTag(tc),
-				Error:      InterruptedError,
-			}})
-		}
-		in = append(in, EventInput{Type: toolmark.EventTurnFailed, Time: now, Data: toolmark.TurnEndData{
-			Status: toolmark.TurnInterrupted, Error: InterruptedError, Code: InterruptedError,
-		}})
-		appended, err := db.appendEvents(ctx, tx, turnID, msgID, in)
-		if err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		lastSeq := appended[len(appended)-1].Seq
-		if _, err := tx.Exec(ctx, `
-			update tool_calls set status = 'error', error = $2, finished_at = coalesce(finished_at, now())
-			where turn_id = $1 and status not in ('success', 'error', 'cancelled')`, turnID, InterruptedError); err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		if _, err := tx.Exec(ctx, `
-			update turns set status = 'interrupted', error = $2, finished_at = now(), lease_owner = null, lease_expires_at = null
-			where id = $1`, turnID, InterruptedError); err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		if _, err := tx.Exec(ctx, `
-			update messages set content = $2, seq = $3, status = 'interrupted', updated_at = now()
-			where id = $1`, msgID, d.String(), lastSeq); err != nil {
-			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
-		}
-		db.log.Info("sweep: turn interrupted", "turn", turnID, "toolCalls", len(changed), "seq", lastSeq)
-		return nil
+		return db.interrupt(ctx, tx, turnID, msgID, now)
 	})
 	if err != nil {
 		return "", err
 	}
 	return turnID, nil
+}
+
+// interrupt ends a locked turn as interrupted, from its log.
+func (db *DB) interrupt(ctx context.Context, tx pgx.Tx, turnID, msgID string, now time.Time) error {
+	var content string
+	var seq int64
+	if err := tx.QueryRow(ctx, `select content, seq from messages where id = $1 for update`, msgID).Scan(&content, &seq); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	calls, err := toolCalls(ctx, tx, turnID)
+	if err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	todos, err := todosOf(ctx, tx, turnID)
+	if err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	st, err := turnstate.FromSnapshot(toolmark.SnapshotData{Content: content, Seq: seq, Status: toolmark.TurnRunning, ToolCalls: calls, Todos: todos})
+	if err != nil {
+		// A snapshot that does not parse cannot be rebuilt; keep the
+		// turn's text but no live tags.
+		db.log.Error("sweep: stored content does not parse", "turn", turnID, "err", err)
+		st = turnstate.New()
+	}
+	st.StatusText = statustext.Text
+	events, err := db.eventsAfter(ctx, tx, turnID, seq, 1<<30)
+	if err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	last := seq
+	for _, e := range events {
+		if err := st.ApplyEvent(e); err != nil {
+			db.log.Warn("sweep: skipping an event that does not apply", "turn", turnID, "seq", e.Seq, "err", err)
+		}
+		last = max(last, e.Seq)
+	}
+	_ = st.TakeChanges()
+	drafts := append(st.CloseOpen(toolcallmarkup.StatusError, InterruptedError), toolmark.Draft{
+		Type: toolmark.EventTurnFailed,
+		Data: toolmark.TurnEndData{Status: toolmark.TurnInterrupted, Error: InterruptedError, Code: InterruptedError},
+	})
+	rows := make([]EventRow, 0, len(drafts))
+	for _, d := range drafts {
+		if err := st.Apply(d, now); err != nil {
+			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+		}
+		raw, err := json.Marshal(d.Data)
+		if err != nil {
+			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+		}
+		last++
+		rows = append(rows, EventRow{Seq: last, Type: d.Type, Data: raw, Time: now})
+	}
+	if err := insertEvents(ctx, tx, turnID, rows); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	ch := st.TakeChanges()
+	for _, c := range ch.Calls {
+		if err := upsertToolCall(ctx, tx, turnID, c); err != nil {
+			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+		}
+	}
+	if ch.Todos != nil {
+		raw, _ := json.Marshal(ch.Todos)
+		if _, err := tx.Exec(ctx, `
+			insert into todos (turn_id, todos) values ($1, $2::json)
+			on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`, turnID, string(raw)); err != nil {
+			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `
+		update tool_calls set status = 'error', error = $2, finished_at = coalesce(finished_at, now())
+		where turn_id = $1 and status not in ('success', 'error', 'cancelled')`, turnID, InterruptedError); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	if _, err := tx.Exec(ctx, `
+		update turns set status = 'interrupted', error = $2, finished_at = now(), last_seq = $3, lease_owner = null, lease_expires_at = null
+		where id = $1`, turnID, InterruptedError, last); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	if _, err := tx.Exec(ctx, `
+		update messages set content = $2, seq = $3, status = 'interrupted', updated_at = now()
+		where id = $1`, msgID, st.Content(), last); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	if _, err := tx.Exec(ctx, `select pg_notify('`+ChannelEvents+`', $1)`, turnID+":"+strconv.FormatInt(last, 10)); err != nil {
+		return fmt.Errorf("sweeping turn %s: %w", turnID, err)
+	}
+	db.log.Info("sweep: turn interrupted", "turn", turnID, "events", len(rows), "seq", last)
+	return nil
+}
+
+// insertEvents inserts a turn's events with the seqs they carry.
+func insertEvents(ctx context.Context, q querier, turnID string, rows []EventRow) error {
+	seqs, types, datas, times := make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]time.Time, len(rows))
+	for i, r := range rows {
+		seqs[i], types[i], datas[i], times[i] = r.Seq, string(r.Type), string(r.Data), r.Time
+	}
+	rs, err := q.Query(ctx, `
+		insert into events (turn_id, seq, type, data, time)
+		select $1, u.seq, u.type, u.data::json, u.time from unnest($2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) as u(seq, type, data, time)`,
+		turnID, seqs, types, datas, times)
+	if err != nil {
+		return err
+	}
+	rs.Close()
+	return rs.Err()
+}
+
+// AdoptedTurn is a queued turn that AdoptQueued handed to a new owner.
+type AdoptedTurn struct {
+	Turn     toolmark.Turn
+	OwnerID  string // the user who owns the conversation
+	UserText string
+}
+
+// AdoptQueued gives owner the lease of up to limit queued turns whose owner
+// is gone (it died between creating the turn and running it, or released
+// it while draining) and returns them, oldest first, so that owner runs
+// them.
+func (db *DB) AdoptQueued(ctx context.Context, owner string, ttl time.Duration, limit int) ([]AdoptedTurn, error) {
+	rows, err := db.pool.Query(ctx, `
+		with `+liveOwners+`, a as (
+			select t.id from turns t
+			where t.status = 'queued' and `+strings.ReplaceAll(ownerGone, "$1", "now()")+`
+			order by t.created_at
+			limit $3
+			for update of t skip locked
+		), u as (
+			update turns t set lease_owner = $1, lease_expires_at = now() + $2::interval
+			from a where t.id = a.id
+			returning t.*
+		)
+		select `+turnColumnsOf("u")+`, c.owner_id, m.content
+		from u join conversations c on c.id = u.conversation_id join messages m on m.id = u.user_message_id
+		order by u.created_at`, owner, ttl, limit)
+	if err != nil {
+		return nil, fmt.Errorf("adopting queued turns: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AdoptedTurn, error) {
+		var a AdoptedTurn
+		t := &a.Turn
+		err := r.Scan(&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
+			&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
+			&t.CreatedAt, &t.StartedAt, &t.FinishedAt, &a.OwnerID, &a.UserText)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adopting queued turns: %w", err)
+	}
+	return out, nil
 }

@@ -3,45 +3,65 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
-// TestSweepExpired crashes a runner mid-turn (its lease expires) and runs
-// two sweepers at once: the turn is finalised exactly once, from the
-// snapshot plus the logged events, with every open tag interrupted.
+// listenAs takes owner's liveness lock (ListenAs) until the test ends.
+func listenAs(tb testing.TB, db *store.DB, owner string) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := db.ListenAs(ctx, owner, store.ChannelEvents)
+	if err != nil {
+		cancel()
+		tb.Fatalf("ListenAs(%s): %v", owner, err)
+	}
+	tb.Cleanup(func() {
+		cancel()
+		for range ch {
+		}
+	})
+}
+
+// TestSweepExpired crashes a runner mid-turn — its lease expires while its
+// process still holds its liveness lock — and runs two sweepers at once:
+// the turn is finalised exactly once, from the stored content plus the
+// logged events, with every open tag and unfinished todo interrupted, and
+// the log, the content, the tool-call rows and the todos agree.
 func TestSweepExpired(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	db := f.db
-	if err := db.AcquireLease(ctx, f.turn.ID, "crashed-replica", time.Minute); err != nil {
+	crashed, alive := newOwner("crashed"), newOwner("alive")
+	listenAs(t, db, crashed)
+	listenAs(t, db, alive)
+	conv := mustConversation(t, db, f.user.ID)
+	crashedTurn := mustTurnAs(t, db, crashed, f.user.ID, conv.ID, "crash")
+	if err := db.AcquireLease(ctx, crashedTurn.ID, crashed, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.MarkTurnRunning(ctx, f.turn.ID); err != nil {
-		t.Fatal(err)
-	}
-	r := newRunner(t, db, f.turn)
-	script(r, 6) // snapshot saved halfway; c2 running, c3 pending afterwards
-	for _, id := range []string{"c1", "c1.1", "c2", "c3"} {
-		tc, _ := r.doc.Get(id)
-		if err := db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: id, ParentID: tc.ParentID, Name: tc.Type, Status: string(tc.Status)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := newRunner(t, db, crashedTurn)
+	r.owner = crashed
+	script(r, 7) // content saved halfway; c2 running, c3 pending, todos unfinished at the end
 	lastLive := r.seq
 
-	// An unexpired lease and a finished turn are left alone.
-	busy := mustTurn(t, db, f.user.ID, mustConversation(t, db, f.user.ID).ID, "busy")
-	if err := db.AcquireLease(ctx, busy.ID, "alive-replica", time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	// A running turn with an unexpired lease is left alone.
+	busy := mustTurnAs(t, db, alive, f.user.ID, mustConversation(t, db, f.user.ID).ID, "busy")
+	busyRunner := newRunner(t, db, busy)
+	busyRunner.owner = alive
+	busyRunner.emit(toolmark.EventTurnStarted, toolmark.TurnStartedData{})
+	busyRunner.start(toolcallmarkup.ToolCall{ID: "b1", Type: "search_documents"})
 
 	now := time.Now().Add(2 * time.Minute) // the crashed replica's lease has expired
 	var wg sync.WaitGroup
@@ -58,29 +78,44 @@ func TestSweepExpired(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := len(results[0]) + len(results[1]); got != 1 {
-		t.Fatalf("sweepers finalised %v and %v, want the turn exactly once", results[0], results[1])
+	if got := slices.Concat(results...); len(got) != 1 || got[0] != crashedTurn.ID {
+		t.Fatalf("sweepers finalised %v and %v, want %s exactly once", results[0], results[1], crashedTurn.ID)
 	}
 	if again, _ := db.SweepExpired(ctx, now); len(again) != 0 {
 		t.Errorf("a third sweep finalised %v, want nothing", again)
 	}
 
-	tu, _ := db.TurnByID(ctx, f.turn.ID)
-	if tu.Status != toolmark.TurnInterrupted || tu.Error != "interrupted" || tu.FinishedAt == nil || tu.LeaseOwner != "" {
+	tu, _ := db.TurnByID(ctx, crashedTurn.ID)
+	if tu.Status != toolmark.TurnInterrupted || tu.Error != store.InterruptedError || tu.FinishedAt == nil || tu.LeaseOwner != "" {
 		t.Errorf("got turn %+v, want interrupted, finished, without lease", tu)
 	}
-	events, err := db.EventsAfter(ctx, f.turn.ID, lastLive, 0)
+	events, err := db.EventsAfter(ctx, crashedTurn.ID, lastLive, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var types []string
 	var interrupted []string
-	for i, e := range events[:len(events)-1] {
-		var d toolmark.ToolCallData
-		_ = json.Unmarshal(e.Data, &d)
-		if e.Type != toolmark.EventToolCallError || d.Error != "interrupted" || !strings.Contains(d.Markup, `status="error"`) {
-			t.Errorf("sweep event %d: got %s %s, want tool_call_error interrupted", i, e.Type, e.Data)
+	for _, e := range events {
+		types = append(types, string(e.Type))
+		switch e.Type {
+		case toolmark.EventToolCallError:
+			var d toolmark.ToolCallData
+			_ = json.Unmarshal(e.Data, &d)
+			if d.Error != "interrupted" || !strings.Contains(d.Markup, `status="error"`) || d.StatusText == "" {
+				t.Errorf("sweep event %d: got %s, want tool_call_error interrupted with a status line", e.Seq, e.Data)
+			}
+			interrupted = append(interrupted, d.ToolCallID)
+		case toolmark.EventTodoUpdate:
+			var d toolmark.TodoUpdateData
+			_ = json.Unmarshal(e.Data, &d)
+			want := []toolmark.Todo{{Text: "read", Status: toolmark.TodoDone}, {Text: "write", Status: toolmark.TodoInterrupted}, {Text: "check", Status: toolmark.TodoInterrupted}}
+			if !slices.Equal(d.Todos, want) {
+				t.Errorf("sweep todo_update: got %v, want %v", d.Todos, want)
+			}
 		}
-		interrupted = append(interrupted, d.ToolCallID)
+	}
+	if got := strings.Join(types, ","); got != "tool_call_error,tool_call_error,todo_update,turn_failed" {
+		t.Errorf("got sweep events %s, want tool_call_error ×2, todo_update, turn_failed", got)
 	}
 	if strings.Join(interrupted, ",") != "c2,c3" {
 		t.Errorf("got tool_call_error for %v, want c2,c3", interrupted)
@@ -91,69 +126,108 @@ func TestSweepExpired(t *testing.T) {
 	if last.Type != toolmark.EventTurnFailed || end.Status != toolmark.TurnInterrupted || end.Code != "interrupted" {
 		t.Errorf("got last event %s %s, want turn_failed interrupted", last.Type, last.Data)
 	}
-	if n := count(t, db, "select count(*) from events where turn_id = $1 and type = 'turn_failed'", f.turn.ID); n != 1 {
-		t.Errorf("got %d turn_failed events, want 1", n)
+	if last.Seq != lastLive+int64(len(events)) || tu.LastSeq != last.Seq {
+		t.Errorf("got last seq %d (turn %d), want %d: the sweep numbers after the log", last.Seq, tu.LastSeq, lastLive+int64(len(events)))
 	}
 
 	// The stored message: everything logged, every tag final, seq at the end.
-	content, seq, _ := db.Snapshot(ctx, f.turn.ID)
+	content, seq, _ := db.Snapshot(ctx, crashedTurn.ID)
 	if seq != last.Seq {
 		t.Errorf("got message seq %d, want %d", seq, last.Seq)
 	}
-	live := r.doc
-	live.Finalize(toolcallmarkup.StatusError, "interrupted")
-	if content != live.String() {
-		t.Errorf("rebuilt content differs\ngot:  %q\nwant: %q", content, live.String())
+	live := r.st
+	for _, d := range live.CloseOpen(toolcallmarkup.StatusError, store.InterruptedError) {
+		if err := live.Apply(d, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if content != live.Content() {
+		t.Errorf("stored content differs from the live content closed as interrupted\ngot:  %q\nwant: %q", content, live.Content())
 	}
 	for _, c := range toolcallmarkup.Parse(content) {
 		if !c.Status.Final() {
 			t.Errorf("tag %s still %s", c.ID, c.Status)
 		}
 	}
-	ms, _ := db.ListMessages(ctx, f.user.ID, f.conv.ID)
+	ms, _ := db.ListMessages(ctx, f.user.ID, conv.ID)
 	if ms[1].Status != toolmark.MessageInterrupted {
 		t.Errorf("got message status %s, want interrupted", ms[1].Status)
 	}
-	// The whole log replayed from nothing gives the stored content too.
-	all, _ := db.EventsAfter(ctx, f.turn.ID, 0, 0)
-	if rebuilt, err := store.Replay("", all); err != nil || rebuilt != content {
-		t.Errorf("replaying the whole log: %v\ngot:  %q\nwant: %q", err, rebuilt, content)
-	}
-	recs, _ := db.ToolCalls(ctx, f.turn.ID)
-	for _, rec := range recs {
-		want := map[string]string{"c1": "success", "c1.1": "error", "c2": "error", "c3": "error"}[rec.ID]
-		if rec.Status != want || (rec.ID >= "c2" && (rec.Error != "interrupted" || rec.FinishedAt == nil)) {
-			t.Errorf("tool call %s: got %s %q, want %s", rec.ID, rec.Status, rec.Error, want)
+	// The whole log rebuilt from nothing gives the stored content, tool
+	// calls and todos.
+	all, _ := db.EventsAfter(ctx, crashedTurn.ID, 0, 0)
+	rebuilt := turnstate.New()
+	for _, e := range all {
+		if err := rebuilt.ApplyEvent(e); err != nil {
+			t.Fatal(err)
 		}
+	}
+	if rebuilt.Content() != content {
+		t.Errorf("the log rebuilds other content\ngot:  %q\nwant: %q", rebuilt.Content(), content)
+	}
+	if rebuilt.Status() != toolmark.TurnInterrupted {
+		t.Errorf("the log ends the turn as %s, want interrupted", rebuilt.Status())
+	}
+	recs, _ := db.ToolCalls(ctx, crashedTurn.ID)
+	want := map[string]string{"c1": "success", "c1.1": "error", "c2": "error", "c3": "error"}
+	if len(recs) != len(want) {
+		t.Errorf("got %d tool calls, want %d", len(recs), len(want))
+	}
+	for _, rec := range recs {
+		c, ok := rebuilt.Call(rec.ID)
+		if rec.Status != want[rec.ID] || !ok || string(c.Status) != rec.Status || rec.FinishedAt == nil {
+			t.Errorf("tool call %s: got %s %q, want %s as the log says", rec.ID, rec.Status, rec.Error, want[rec.ID])
+		}
+		if (rec.ID == "c2" || rec.ID == "c3") && rec.Error != store.InterruptedError {
+			t.Errorf("tool call %s: got error %q, want %q", rec.ID, rec.Error, store.InterruptedError)
+		}
+	}
+	todos, _ := db.Todos(ctx, crashedTurn.ID)
+	if !slices.Equal(todos, rebuilt.Todos()) || len(todos) != 3 || todos[2].Status != toolmark.TodoInterrupted {
+		t.Errorf("got todos %v, the log says %v", todos, rebuilt.Todos())
 	}
 
 	// The crashed replica comes back: its lease is gone and it cannot log.
-	wantCode(t, "RenewLease after sweep", db.RenewLease(ctx, f.turn.ID, "crashed-replica", time.Minute), toolmark.ECONFLICT)
-	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.AssistantMessageID, []store.EventInput{{Type: toolmark.EventTextDelta}})
-	wantCode(t, "AppendEvents after sweep", err, toolmark.ECONFLICT)
-	wantCode(t, "FinishTurn after sweep", db.FinishTurn(ctx, f.turn.ID, toolmark.TurnCompleted, "", "late", 99), toolmark.ECONFLICT)
+	held, _, err := db.RenewLeases(ctx, crashed, time.Minute, []string{crashedTurn.ID})
+	if err != nil || len(held) != 0 {
+		t.Errorf("RenewLeases after sweep = %v, %v; want nothing held", held, err)
+	}
+	late := write(t, crashedTurn, lastLive, toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "late"}})
+	late.Events[0].Seq = last.Seq + 1
+	wantLeaseLost(t, "Commit after sweep", db.Commit(ctx, crashed, []store.TurnWrite{late}), crashedTurn.ID)
+	wantLeaseLost(t, "finishing after sweep", db.Commit(ctx, crashed, []store.TurnWrite{
+		finishWrite(t, crashedTurn, last.Seq+1, toolmark.TurnCompleted, "", "late")}), crashedTurn.ID)
 
-	if b, _ := db.TurnByID(ctx, busy.ID); b.Status != toolmark.TurnQueued {
+	if b, _ := db.TurnByID(ctx, busy.ID); b.Status != toolmark.TurnRunning || b.LeaseOwner != alive {
 		t.Errorf("a turn with a live lease was swept: %+v", b)
+	}
+	if recs, _ := db.ToolCalls(ctx, busy.ID); len(recs) != 1 || recs[0].Status != "pending" {
+		t.Errorf("a turn with a live lease had its tool calls changed: %+v", recs)
 	}
 }
 
-// TestSweepManyTurns sweeps many expired turns with several sweepers.
+// TestSweepManyTurns sweeps many running turns of a gone owner with several
+// sweepers; its queued turns are left for AdoptQueued.
 func TestSweepManyTurns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := newFixture(t).db
 	u := mustUser(t, db, "erin")
+	dead := newOwner("dead")
 	const turns = 20
+	var running, queued []string
 	for i := range turns {
-		tu := mustTurn(t, db, u.ID, mustConversation(t, db, u.ID).ID, "q")
-		if err := db.AcquireLease(ctx, tu.ID, "dead", time.Millisecond); err != nil {
-			t.Fatal(err)
+		tu := mustTurnAs(t, db, dead, u.ID, mustConversation(t, db, u.ID).ID, "q")
+		ds := []toolmark.Draft{{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "partial"}}}
+		if i%4 != 0 {
+			ds = append([]toolmark.Draft{{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}}}, ds...)
+			running = append(running, tu.ID)
+		} else {
+			queued = append(queued, tu.ID)
 		}
-		if i%2 == 0 {
-			_ = db.MarkTurnRunning(ctx, tu.ID)
-		}
-		mustAppend(t, db, tu, store.EventInput{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "partial"}})
+		w := write(t, tu, 0, ds...)
+		w.Started = i%4 != 0
+		mustCommitAs(t, db, dead, w)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -162,7 +236,7 @@ func TestSweepManyTurns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, time.Now().Add(time.Second))
+			ids, err := db.SweepExpired(ctx, time.Now())
 			if err != nil {
 				t.Error(err)
 			}
@@ -174,18 +248,343 @@ func TestSweepManyTurns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if len(seen) != turns {
-		t.Errorf("swept %d turns, want %d", len(seen), turns)
+	if len(seen) != len(running) {
+		t.Errorf("swept %d turns, want the %d running ones", len(seen), len(running))
 	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Errorf("turn %s swept %d times", id, n)
+	for _, id := range running {
+		if seen[id] != 1 {
+			t.Errorf("turn %s swept %d times, want once", id, seen[id])
 		}
 	}
-	if n := count(t, db, "select count(*) from events where type = 'turn_failed'"); n != turns {
-		t.Errorf("got %d turn_failed events, want %d", n, turns)
+	if n := count(t, db, "select count(*) from events where type = 'turn_failed' and seq = 3"); n != len(running) {
+		t.Errorf("got %d turn_failed events at seq 3, want %d", n, len(running))
 	}
-	if n := count(t, db, "select count(*) from messages where role = 'assistant' and status = 'interrupted' and content = 'partial' and seq = 2"); n != turns {
-		t.Errorf("got %d interrupted messages holding their logged text, want %d", n, turns)
+	if n := count(t, db, "select count(*) from messages where role = 'assistant' and status = 'interrupted' and content = 'partial' and seq = 3"); n != len(running) {
+		t.Errorf("got %d interrupted messages holding their logged text, want %d", n, len(running))
 	}
+	if n := count(t, db, "select count(*) from turns where id = any($1) and status = 'queued'", queued); n != len(queued) {
+		t.Errorf("got %d queued turns left queued, want %d", n, len(queued))
+	}
+}
+
+// TestSweepLiveness sweeps a running turn whose owner holds no liveness lock
+// (it never called ListenAs, as a process that died) although its lease
+// has not expired, and leaves alone the turn of an owner that holds its
+// lock, until that owner's connection goes.
+func TestSweepLiveness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	gone, live := newOwner("gone"), newOwner("live")
+	liveCtx, stopLive := context.WithCancel(ctx)
+	defer stopLive()
+	liveCh, err := db.ListenAs(liveCtx, live, store.ChannelEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(owner string) toolmark.Turn {
+		tu := mustTurnAs(t, db, owner, f.user.ID, mustConversation(t, db, f.user.ID).ID, "q")
+		w := write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+		w.Started = true
+		mustCommitAs(t, db, owner, w)
+		return tu
+	}
+	goneTurn, liveTurn := start(gone), start(live)
+
+	ids, err := db.SweepExpired(ctx, time.Now())
+	if err != nil || len(ids) != 1 || ids[0] != goneTurn.ID {
+		t.Fatalf("SweepExpired = %v, %v; want only the gone owner's turn %s", ids, err, goneTurn.ID)
+	}
+	if tu, _ := db.TurnByID(ctx, liveTurn.ID); tu.Status != toolmark.TurnRunning || tu.LeaseOwner != live {
+		t.Errorf("the live owner's turn: got %+v, want running and leased", tu)
+	}
+
+	// The live owner's connection ends: its turn is swept without waiting
+	// for the lease (an hour) to expire.
+	stopLive()
+	for range liveCh {
+	}
+	poll, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		ids, err := db.SweepExpired(ctx, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 1 && ids[0] == liveTurn.ID {
+			break
+		}
+		if len(ids) != 0 {
+			t.Fatalf("SweepExpired = %v, want %s", ids, liveTurn.ID)
+		}
+		select {
+		case <-poll.Done():
+			t.Fatal("the turn of an owner whose connection closed was never swept")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestSweepLivenessIsPerDatabase holds an owner's liveness lock in another
+// database of the same server: that does not make the owner alive in this
+// one, where its running turn is swept.
+func TestSweepLivenessIsPerDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	elsewhere := pgtest.New(t)
+	owner := newOwner("elsewhere")
+	listenAs(t, elsewhere, owner)
+	tu := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "q")
+	w := write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, f.db, owner, w)
+	ids, err := f.db.SweepExpired(ctx, time.Now())
+	if err != nil || len(ids) != 1 || ids[0] != tu.ID {
+		t.Errorf("SweepExpired = %v, %v; want [%s]: a lock held in another database does not keep the owner alive here", ids, err, tu.ID)
+	}
+}
+
+// TestRenewLeases renews the leases an owner holds among the ids it names,
+// reports which of them have a cancel request, and leaves other owners'
+// turns, final turns and its own turns it did not name alone.
+func TestRenewLeases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	a, b := newOwner("a"), newOwner("b")
+	newTurn := func(owner string) toolmark.Turn {
+		return mustTurnAs(t, db, owner, f.user.ID, mustConversation(t, db, f.user.ID).ID, "q")
+	}
+	plain, cancelled, theirs, unnamed := newTurn(a), newTurn(a), newTurn(b), newTurn(a)
+	final := newTurn(testOwner)
+	mustFinish(t, db, final, toolmark.TurnCompleted, "", "")
+	if _, err := db.RequestCancel(ctx, f.user.ID, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tu := range []toolmark.Turn{plain, cancelled, unnamed} {
+		if err := db.AcquireLease(ctx, tu.ID, a, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := map[string]*time.Time{}
+	for _, tu := range []toolmark.Turn{plain, cancelled, theirs, unnamed} {
+		got, _ := db.TurnByID(ctx, tu.ID)
+		before[tu.ID] = got.LeaseExpiresAt
+	}
+
+	held, cancel, err := db.RenewLeases(ctx, a, 24*time.Hour, []string{plain.ID, cancelled.ID, theirs.ID, final.ID, "00000000-0000-0000-0000-000000000000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(held)
+	if want := []string{plain.ID, cancelled.ID}; !slices.Equal(held, sorted(want)) {
+		t.Errorf("got held %v, want %v", held, sorted(want))
+	}
+	if !slices.Equal(cancel, []string{cancelled.ID}) {
+		t.Errorf("got cancel %v, want [%s]", cancel, cancelled.ID)
+	}
+	for _, tu := range []toolmark.Turn{plain, cancelled} {
+		got, _ := db.TurnByID(ctx, tu.ID)
+		if got.LeaseOwner != a || !got.LeaseExpiresAt.After(before[tu.ID].Add(time.Hour)) {
+			t.Errorf("renewed turn: got lease %s until %v, want a until about a day from now (was %v)", got.LeaseOwner, got.LeaseExpiresAt, before[tu.ID])
+		}
+	}
+	for _, tu := range []toolmark.Turn{theirs, unnamed} {
+		got, _ := db.TurnByID(ctx, tu.ID)
+		if !got.LeaseExpiresAt.Equal(*before[tu.ID]) {
+			t.Errorf("turn %s leased by %s: lease moved from %v to %v, want it left alone", tu.ID, got.LeaseOwner, before[tu.ID], got.LeaseExpiresAt)
+		}
+	}
+	if got, _ := db.TurnByID(ctx, theirs.ID); got.LeaseOwner != b {
+		t.Errorf("got lease owner %s, want %s", got.LeaseOwner, b)
+	}
+	if held, cancel, err := db.RenewLeases(ctx, a, time.Minute, nil); err != nil || len(held)+len(cancel) != 0 {
+		t.Errorf("RenewLeases(no ids) = %v, %v, %v; want nothing", held, cancel, err)
+	}
+	_, _, err = db.RenewLeases(ctx, a, 0, []string{plain.ID})
+	wantCode(t, "RenewLeases(ttl 0)", err, toolmark.EINVALID)
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestAdoptQueued adopts the queued turns of gone owners — no lease owner,
+// an owner holding no liveness lock, an expired lease — oldest first, and
+// leaves a live owner's queued turn, running turns and final turns alone.
+func TestAdoptQueued(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	u := mustUser(t, db, "hana")
+	gone, live, adopter := newOwner("gone"), newOwner("live"), newOwner("adopter")
+	listenAs(t, db, live)
+	listenAs(t, db, adopter)
+	newTurn := func(owner, text string) toolmark.Turn {
+		return mustTurnAs(t, db, owner, u.ID, mustConversation(t, db, u.ID).ID, text)
+	}
+	unleased := newTurn("", "no owner")
+	ofGone := newTurn(gone, "gone owner")
+	expired := newTurn(live, "expired lease")
+	if err := db.AcquireLease(ctx, expired.ID, live, time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	ofLive := newTurn(live, "live owner")
+	runningOfGone := newTurn(gone, "running")
+	w := write(t, runningOfGone, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, db, gone, w)
+	final := newTurn(testOwner, "final")
+	mustFinish(t, db, final, toolmark.TurnCompleted, "", "")
+
+	first, err := db.AdoptQueued(ctx, adopter, time.Hour, 1)
+	if err != nil || len(first) != 1 || first[0].Turn.ID != unleased.ID {
+		t.Fatalf("AdoptQueued(limit 1) = %+v, %v; want the oldest, %s", first, err, unleased.ID)
+	}
+	rest, err := db.AdoptQueued(ctx, adopter, time.Hour, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, a := range append(first, rest...) {
+		got = append(got, a.Turn.ID)
+		if a.Turn.LeaseOwner != adopter || a.Turn.LeaseExpiresAt == nil || a.Turn.Status != toolmark.TurnQueued || a.OwnerID != u.ID {
+			t.Errorf("adopted %+v, want it queued, leased by the adopter, of user %s", a, u.ID)
+		}
+	}
+	if want := []string{unleased.ID, ofGone.ID, expired.ID}; !slices.Equal(got, want) {
+		t.Errorf("adopted %v, want %v (oldest first)", got, want)
+	}
+	texts := map[string]string{}
+	for _, a := range append(first, rest...) {
+		texts[a.Turn.ID] = a.UserText
+	}
+	if texts[unleased.ID] != "no owner" || texts[ofGone.ID] != "gone owner" || texts[expired.ID] != "expired lease" {
+		t.Errorf("got user texts %v", texts)
+	}
+	for _, tu := range []toolmark.Turn{ofLive, runningOfGone, final} {
+		if got, _ := db.TurnByID(ctx, tu.ID); got.LeaseOwner == adopter {
+			t.Errorf("turn %+v was adopted", got)
+		}
+	}
+	// The adopter is alive: nobody adopts its turns again.
+	if again, err := db.AdoptQueued(ctx, newOwner("another"), time.Hour, 10); err != nil || len(again) != 0 {
+		t.Errorf("a second adopter got %+v, %v; want nothing", again, err)
+	}
+}
+
+// TestCreateTurnQueued creates a turn with its lease and its turn_queued
+// event in one call; the runner then numbers its events after it.
+func TestCreateTurnQueued(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	conv := mustConversation(t, db, f.user.ID)
+	owner := newOwner("runner")
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: conv.ID, Content: "hi", IdempotencyKey: "k",
+		LeaseOwner: owner, LeaseTTL: time.Hour,
+		Queued: &store.EventRow{Type: toolmark.EventTurnQueued, Data: mustJSON(t, toolmark.TurnQueuedData{Position: 2}), Time: at}}
+	tu, created, err := db.CreateTurn(ctx, nt)
+	if err != nil || !created {
+		t.Fatalf("CreateTurn = %v, created %v", err, created)
+	}
+	if tu.LastSeq != 1 || tu.LeaseOwner != owner || tu.LeaseExpiresAt == nil || tu.Status != toolmark.TurnQueued {
+		t.Errorf("got turn %+v, want queued at seq 1 leased by %s", tu, owner)
+	}
+	es, err := db.EventsAfter(ctx, tu.ID, 0, 0)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("EventsAfter = %v, %v; want the turn_queued event", es, err)
+	}
+	if e := es[0]; e.Seq != 1 || e.Type != toolmark.EventTurnQueued || string(e.Data) != `{"position":2}` || !e.Time.Equal(at) {
+		t.Errorf("got event %+v, want turn_queued at seq 1 with its data and time", e)
+	}
+	if got, _ := db.TurnByID(ctx, tu.ID); got.LastSeq != 1 {
+		t.Errorf("TurnByID: got last seq %d, want 1", got.LastSeq)
+	}
+	// The same request again gets the same turn and logs nothing more.
+	again, created, err := db.CreateTurn(ctx, nt)
+	if err != nil || created || again.ID != tu.ID {
+		t.Errorf("CreateTurn again = %s, created %v, %v; want %s", again.ID, created, err, tu.ID)
+	}
+	if n := count(t, db, "select count(*) from events where turn_id = $1", tu.ID); n != 1 {
+		t.Errorf("got %d events, want 1", n)
+	}
+	// The runner numbers after it; seq 1 is taken.
+	err = db.Commit(ctx, owner, []store.TurnWrite{write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})})
+	wantCode(t, "Commit at seq 1", err, toolmark.ECONFLICT)
+	w := write(t, tu, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, db, owner, w)
+	if got, _ := db.TurnByID(ctx, tu.ID); got.Status != toolmark.TurnRunning || got.LastSeq != 2 {
+		t.Errorf("got turn %+v, want running at seq 2", got)
+	}
+	// Without a lease owner there is no lease.
+	other, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: mustConversation(t, db, f.user.ID).ID, Content: "x"})
+	if err != nil || other.LeaseOwner != "" || other.LeaseExpiresAt != nil || other.LastSeq != 0 {
+		t.Errorf("CreateTurn without lease = %+v, %v; want no lease, seq 0", other, err)
+	}
+}
+
+// TestTurnContext loads a conversation's summary and the history after it,
+// with the tool calls of each turn, in one call; it agrees with
+// ConversationSummary, ConversationHistory and HistoryAfter.
+func TestTurnContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	var done []toolmark.Turn
+	tu := f.turn
+	for i := range 3 {
+		w := finishWrite(t, tu, 0, toolmark.TurnCompleted, "", fmt.Sprint("answer ", i))
+		w.ToolCalls = []toolmark.ToolCallRecord{{ID: fmt.Sprint("c", i), Name: "search_documents", Status: "success"}}
+		mustCommitAs(t, db, testOwner, w)
+		done = append(done, tu)
+		tu = mustTurn(t, db, f.user.ID, f.conv.ID, fmt.Sprint("question ", i+1))
+	}
+	current := tu
+	tc, err := db.TurnContext(ctx, f.conv.ID, current.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Summary != "" || len(tc.History) != 3 {
+		t.Fatalf("TurnContext without summary = %+v; want three turns", tc)
+	}
+	if err := db.SetConversationSummaryThrough(ctx, f.conv.ID, "they said hello", done[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	tc, err = db.TurnContext(ctx, f.conv.ID, current.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Summary != "they said hello" || len(tc.History) != 2 {
+		t.Fatalf("TurnContext = %+v; want the summary and the two turns after it", tc)
+	}
+	for i, h := range tc.History {
+		want := done[i+1]
+		if h.TurnID != want.ID || h.Status != toolmark.TurnCompleted || h.UserText != fmt.Sprint("question ", i+1) ||
+			h.AssistantContent != fmt.Sprint("answer ", i+1) || len(h.ToolCalls) != 1 || h.ToolCalls[0].ID != fmt.Sprint("c", i+1) {
+			t.Errorf("history %d: got %+v", i, h)
+		}
+	}
+	summary, through, _ := db.ConversationSummary(ctx, f.conv.ID)
+	hist, _ := db.ConversationHistory(ctx, f.conv.ID, current.ID)
+	if after := store.HistoryAfter(hist, through); summary != tc.Summary || fmt.Sprint(after) != fmt.Sprint(tc.History) {
+		t.Errorf("TurnContext disagrees with ConversationSummary and ConversationHistory:\n%+v\n%+v", tc.History, after)
+	}
+	// Before the second turn: only the first, which the summary covers.
+	if tc, err := db.TurnContext(ctx, f.conv.ID, done[1].ID); err != nil || len(tc.History) != 0 {
+		t.Errorf("TurnContext(second turn) = %+v, %v; want no history", tc, err)
+	}
+	_, err = db.TurnContext(ctx, "00000000-0000-0000-0000-000000000000", current.ID)
+	wantCode(t, "TurnContext(unknown conversation)", err, toolmark.ENOTFOUND)
+	_, err = db.TurnContext(ctx, f.conv.ID, "\xff")
+	wantCode(t, "TurnContext(malformed turn)", err, toolmark.ENOTFOUND)
 }

@@ -21,18 +21,48 @@ type Notification struct {
 // notifications sent while it was down are lost, so a consumer that must not
 // miss an event also polls (EventsAfter) now and then.
 func (db *DB) Listen(ctx context.Context, channels ...string) (<-chan Notification, error) {
+	return db.ListenAs(ctx, "", channels...)
+}
+
+// ListenAs is Listen on a connection that also holds the liveness lock of
+// owner (a session-level advisory lock): while the process lives and its
+// session does, other replicas see the owner alive; when it dies, its
+// session ends, the lock goes with it, and they take over its turns at
+// once (SweepExpired, AdoptQueued) instead of waiting for the leases to
+// expire. A lock still held by a previous session of the same owner is
+// taken as soon as that session is gone.
+func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<-chan Notification, error) {
 	cfg := db.pool.Config().ConnConfig.Copy()
 	conn, err := listenConn(ctx, cfg, channels)
 	if err != nil {
 		return nil, fmt.Errorf("listening: %w", err)
 	}
+	locked := owner == ""
+	lock := func() {
+		if locked || conn == nil {
+			return
+		}
+		if err := conn.QueryRow(ctx, `select pg_try_advisory_lock($1, hashtext($2))`, livenessClass, owner).Scan(&locked); err != nil {
+			db.log.Warn("listen: taking the liveness lock", "err", err)
+		}
+	}
+	lock()
 	out := make(chan Notification, 256)
 	go func() {
 		defer close(out)
 		backoff := 100 * time.Millisecond
 		for {
 			if conn != nil {
-				n, err := conn.WaitForNotification(ctx)
+				wctx, cancel := ctx, context.CancelFunc(func() {})
+				if !locked {
+					wctx, cancel = context.WithTimeout(ctx, 500*time.Millisecond)
+				}
+				n, err := conn.WaitForNotification(wctx)
+				cancel()
+				if err != nil && !locked && ctx.Err() == nil && wctx.Err() != nil {
+					lock() // the wait timed out: try the lock again
+					continue
+				}
 				if err == nil {
 					backoff = 100 * time.Millisecond
 					select {
@@ -58,6 +88,9 @@ func (db *DB) Listen(ctx context.Context, channels ...string) (<-chan Notificati
 			backoff = min(backoff*2, 5*time.Second)
 			if conn, err = listenConn(ctx, cfg, channels); err != nil {
 				db.log.Warn("listen: reconnecting failed", "err", err)
+			} else {
+				locked = owner == ""
+				lock()
 			}
 		}
 	}()

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
@@ -59,7 +60,7 @@ func TestOwnerIsolation(t *testing.T) {
 	if n := count(t, db, "select count(*) from turns"); n != 1 {
 		t.Errorf("got %d turns, want 1", n)
 	}
-	if cancel, _ := db.CancelRequested(ctx, f.turn.ID); cancel {
+	if _, cancel, _ := db.RenewLeases(ctx, testOwner, time.Hour, []string{f.turn.ID}); len(cancel) != 0 {
 		t.Error("bob cancelled alice's turn")
 	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolmark/toolmark"
 )
 
@@ -58,4 +60,44 @@ func HistoryAfter(hist []HistoryTurn, throughTurnID string) []HistoryTurn {
 		}
 	}
 	return hist
+}
+
+// TurnContext is what the runner loads before it runs a turn: the
+// conversation's summary and its history after the summary.
+type TurnContext struct {
+	Summary string
+	History []HistoryTurn // finished turns before the turn, after the summary, oldest first
+}
+
+// TurnContext loads the summary and the history of a conversation before
+// turnID in one round trip (one implicit transaction).
+func (db *DB) TurnContext(ctx context.Context, conversationID, turnID string) (TurnContext, error) {
+	var tc TurnContext
+	if !validID(conversationID) || !validID(turnID) {
+		return tc, notFound("conversation")
+	}
+	var through string
+	var hist []HistoryTurn
+	var recs []toolmark.ToolCallRecord
+	b := &pgx.Batch{}
+	b.Queue(`select summary, summary_through from conversations where id = $1`, conversationID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&tc.Summary, &through)
+	})
+	b.Queue(historyQuery, conversationID, turnID).Query(func(rows pgx.Rows) error {
+		var err error
+		hist, err = collectHistory(rows)
+		return err
+	})
+	b.Queue(`select `+toolCallColumns+` from tool_calls where turn_id in (select t.id from (`+historyQuery+`) t)
+		order by turn_id, started_at, id`, conversationID, turnID).Query(func(rows pgx.Rows) error {
+		var err error
+		recs, err = collectToolCalls(rows)
+		return err
+	})
+	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
+		return tc, dbErr("loading the conversation's history", "conversation", err)
+	}
+	attachCalls(hist, recs)
+	tc.History = HistoryAfter(hist, through)
+	return tc, nil
 }

@@ -32,41 +32,23 @@ func collectToolCalls(rows pgx.Rows) ([]toolmark.ToolCallRecord, error) {
 	return rs, err
 }
 
-// UpsertToolCall creates or updates the record of a tool call, keyed by
-// (TurnID, ID); Status must be a toolcallmarkup.Status (empty means pending). A record that already has a final status (success, error,
-// cancelled) is left as it is, so the first final outcome wins. Arguments,
-// when set, must be valid JSON; empty Arguments keep the stored ones. A zero
-// StartedAt means now. An unknown turn is ENOTFOUND.
-func (db *DB) UpsertToolCall(ctx context.Context, rec toolmark.ToolCallRecord) error {
-	if !validID(rec.TurnID) {
-		return notFound("turn")
-	}
-	if !validID(rec.ID) {
-		return toolmark.Errorf(toolmark.EINVALID, "invalid tool call id")
-	}
-	for _, f := range []struct{ name, v string }{{"tool name", rec.Name}, {"parent id", rec.ParentID}, {"status", rec.Status}, {"result", rec.Result}, {"error", rec.Error}} {
-		if err := checkText(f.name, f.v, 1<<20, false); err != nil {
-			return err
-		}
-	}
+// upsertToolCall creates or updates the record of a tool call of turnID,
+// keyed by (turn, ID). A record that already has a final status (success,
+// error, cancelled) is left as it is, so the first final outcome wins.
+// Empty Arguments keep the stored ones.
+func upsertToolCall(ctx context.Context, q querier, turnID string, rec toolmark.ToolCallRecord) error {
 	if rec.Status == "" {
 		rec.Status = string(toolcallmarkup.StatusPending)
 	}
-	if !toolcallmarkup.Status(rec.Status).Valid() {
-		return toolmark.Errorf(toolmark.EINVALID, "invalid tool call status %q", rec.Status)
-	}
 	var args any
 	if len(rec.Arguments) > 0 {
-		if !json.Valid(rec.Arguments) {
-			return toolmark.Errorf(toolmark.EINVALID, "tool call arguments are not valid JSON")
-		}
 		args = string(rec.Arguments)
 	}
 	started := rec.StartedAt
 	if started.IsZero() {
 		started = time.Now()
 	}
-	_, err := db.pool.Exec(ctx, `
+	rows, err := q.Query(ctx, `
 		insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
 		values ($1, $2, $3, $4, $5::json, $6, $7, $8, $9, $10)
 		on conflict (turn_id, id) do update set
@@ -78,11 +60,12 @@ func (db *DB) UpsertToolCall(ctx context.Context, rec toolmark.ToolCallRecord) e
 			error = excluded.error,
 			finished_at = excluded.finished_at
 		where c.status not in ('success', 'error', 'cancelled')`,
-		rec.TurnID, rec.ID, rec.ParentID, rec.Name, args, rec.Status, rec.Result, rec.Error, started, rec.FinishedAt)
+		turnID, rec.ID, rec.ParentID, rec.Name, args, rec.Status, rec.Result, rec.Error, started, rec.FinishedAt)
 	if err != nil {
 		return dbErr("saving tool call", "turn", err)
 	}
-	return nil
+	rows.Close()
+	return dbErr("saving tool call", "turn", rows.Err())
 }
 
 // ToolCalls returns the tool-call records of a turn in the order they
@@ -91,7 +74,11 @@ func (db *DB) ToolCalls(ctx context.Context, turnID string) ([]toolmark.ToolCall
 	if !validID(turnID) {
 		return nil, notFound("turn")
 	}
-	rows, err := db.pool.Query(ctx, `select `+toolCallColumns+` from tool_calls where turn_id = $1 order by started_at, id`, turnID)
+	return toolCalls(ctx, db.pool, turnID)
+}
+
+func toolCalls(ctx context.Context, q querier, turnID string) ([]toolmark.ToolCallRecord, error) {
+	rows, err := q.Query(ctx, `select `+toolCallColumns+` from tool_calls where turn_id = $1 order by started_at, id`, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("listing tool calls: %w", err)
 	}
@@ -102,36 +89,17 @@ func (db *DB) ToolCalls(ctx context.Context, turnID string) ([]toolmark.ToolCall
 	return rs, nil
 }
 
-// SetTodos replaces the task list of a turn.
-func (db *DB) SetTodos(ctx context.Context, turnID string, todos []toolmark.Todo) error {
-	if !validID(turnID) {
-		return notFound("turn")
-	}
-	if todos == nil {
-		todos = []toolmark.Todo{}
-	}
-	for _, td := range todos {
-		if err := checkText("todo", td.Text, 4096, false); err != nil {
-			return err
-		}
-	}
-	b, err := json.Marshal(todos)
-	if err != nil {
-		return fmt.Errorf("encoding todos: %w", err)
-	}
-	_, err = db.pool.Exec(ctx, `
-		insert into todos (turn_id, todos) values ($1, $2::json)
-		on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`, turnID, string(b))
-	return dbErr("saving todos", "turn", err)
-}
-
 // Todos returns the task list of a turn; empty when none was set.
 func (db *DB) Todos(ctx context.Context, turnID string) ([]toolmark.Todo, error) {
 	if !validID(turnID) {
 		return nil, notFound("turn")
 	}
+	return todosOf(ctx, db.pool, turnID)
+}
+
+func todosOf(ctx context.Context, q querier, turnID string) ([]toolmark.Todo, error) {
 	var raw []byte
-	err := db.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		select coalesce(d.todos, '[]'::json) from turns t left join todos d on d.turn_id = t.id
 		where t.id = $1`, turnID).Scan(&raw)
 	if err != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolmark/toolmark"
 )
@@ -19,6 +22,12 @@ type NewTurn struct {
 	ConversationID string
 	Content        string // the user's message
 	IdempotencyKey string // optional; a retried request with the same key gets the same turn
+	// LeaseOwner, when set, takes the new turn's lease for LeaseTTL, and
+	// Queued is logged as the turn's first event (seq 1): the runner that
+	// will run the turn creates it in the same transaction.
+	LeaseOwner string
+	LeaseTTL   time.Duration
+	Queued     *EventRow
 }
 
 // HistoryTurn is one finished turn of a conversation as the agent needs it
@@ -31,9 +40,17 @@ type HistoryTurn struct {
 	ToolCalls        []toolmark.ToolCallRecord
 }
 
-const turnColumns = `t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
-	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at, t.last_seq,
-	t.created_at, t.started_at, t.finished_at`
+// turnColumnsOf lists a turn's columns for scanTurn, from the table alias
+// a. A running turn's seq is that of its newest event (the runner numbers
+// events and writes turns.last_seq only when the turn ends).
+func turnColumnsOf(a string) string {
+	return strings.NewReplacer("t.", a+".").Replace(`t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
+	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at,
+	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0)),
+	t.created_at, t.started_at, t.finished_at`)
+}
+
+var turnColumns = turnColumnsOf("t")
 
 func scanTurn(row pgx.Row) (toolmark.Turn, error) {
 	var t toolmark.Turn
@@ -69,61 +86,70 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
 		return toolmark.Turn{}, false, err
 	}
-	err = db.beginFunc(ctx, func(tx pgx.Tx) error {
-		// The conversation's row lock serialises turn creation within it.
-		var id string
-		err := tx.QueryRow(ctx, `
-			select id from conversations where id = $1 and owner_id = $2 for update`,
-			nt.ConversationID, nt.OwnerID).Scan(&id)
-		if err != nil {
-			return dbErr("creating turn", "conversation", err)
-		}
-		if nt.IdempotencyKey != "" {
-			turn, err = scanTurn(tx.QueryRow(ctx, `
-				select `+turnColumns+` from turns t
-				where t.conversation_id = $1 and t.idempotency_key = $2`, nt.ConversationID, nt.IdempotencyKey))
-			if err == nil {
-				return nil
-			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("looking up idempotency key: %w", err)
-			}
-		}
-		var active bool
-		err = tx.QueryRow(ctx, `
-			select exists (select 1 from turns where conversation_id = $1 and status in ('queued', 'running'))`,
-			nt.ConversationID).Scan(&active)
-		if err != nil {
-			return fmt.Errorf("looking for an active turn: %w", err)
-		}
-		if active {
-			return toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
-		}
-		turn, err = scanTurn(tx.QueryRow(ctx, `
-			with ids as (
-				select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
-			), m as (
-				insert into messages (id, conversation_id, turn_id, role, content, status)
-				select umid, $1, tid, 'user', $2, 'complete' from ids
-				union all
-				select amid, $1, tid, 'assistant', '', 'streaming' from ids
-			), c as (
-				update conversations set updated_at = now() where id = $1
-			), t as (
-				insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key)
-				select tid, $1, umid, amid, 'queued', nullif($3, '') from ids
-				returning *
-			)
-			select `+turnColumns+` from t`, nt.ConversationID, nt.Content, nt.IdempotencyKey))
-		if err != nil {
-			return dbErr("creating turn", "turn", err)
-		}
-		created = true
-		return nil
-	})
-	if err != nil {
-		return toolmark.Turn{}, false, err
+	var lease *string
+	if nt.LeaseOwner != "" {
+		lease = &nt.LeaseOwner
 	}
-	return turn, created, nil
+	var qType, qData *string
+	var qTime time.Time
+	if nt.Queued != nil {
+		t, d := string(nt.Queued.Type), string(nt.Queued.Data)
+		qType, qData, qTime = &t, &d, nt.Queued.Time
+	}
+	// One statement, one round trip: the unique indexes decide the races
+	// (one active turn per conversation, one turn per idempotency key).
+	turn, err = scanTurn(db.pool.QueryRow(ctx, `
+		with conv as (
+			select id from conversations where id = $1 and owner_id = $2
+		), ids as (
+			select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid from conv
+		), m as (
+			insert into messages (id, conversation_id, turn_id, role, content, status)
+			select umid, $1, tid, 'user', $3, 'complete' from ids
+			union all
+			select amid, $1, tid, 'assistant', '', 'streaming' from ids
+		), c as (
+			update conversations set updated_at = now() where id in (select id from conv)
+		), t as (
+			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
+				lease_owner, lease_expires_at)
+			select tid, $1, umid, amid, 'queued', nullif($4, ''), $5::text,
+				case when $5::text is null then null else now() + $6::interval end
+			from ids
+			returning *
+		), e as (
+			insert into events (turn_id, seq, type, data, time)
+			select t.id, 1, $7::text, $8::json, $9 from t where $7::text is not null
+		)
+		select `+turnColumns+` from t`,
+		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime))
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		if nt.Queued != nil {
+			turn.LastSeq = 1
+		}
+		return turn, true, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return toolmark.Turn{}, false, notFound("conversation")
+	case errors.As(err, &pgErr) && pgErr.Code == "23505" && nt.IdempotencyKey != "":
+		// A retried request (its key may collide with the active turn it
+		// created, whichever index reports first).
+		prev, lerr := scanTurn(db.pool.QueryRow(ctx, `
+			select `+turnColumns+` from turns t
+			where t.conversation_id = $1 and t.idempotency_key = $2`, nt.ConversationID, nt.IdempotencyKey))
+		if lerr == nil {
+			return prev, false, nil
+		} else if !errors.Is(lerr, pgx.ErrNoRows) {
+			return toolmark.Turn{}, false, dbErr("looking up idempotency key", "turn", lerr)
+		}
+		if pgErr.ConstraintName == "turns_one_active" {
+			return toolmark.Turn{}, false, toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
+		}
+	case errors.As(err, &pgErr) && pgErr.ConstraintName == "turns_one_active":
+		return toolmark.Turn{}, false, toolmark.Errorf(toolmark.ECONFLICT, "a turn is already active in this conversation")
+	}
+	return toolmark.Turn{}, false, dbErr("creating turn", "turn", err)
 }
 
 // GetTurn returns a turn of one of the owner's conversations.
@@ -152,22 +178,6 @@ func (db *DB) TurnByID(ctx context.Context, turnID string) (toolmark.Turn, error
 	return t, nil
 }
 
-// ActiveTurns returns every queued or running turn, oldest first.
-func (db *DB) ActiveTurns(ctx context.Context) ([]toolmark.Turn, error) {
-	rows, err := db.pool.Query(ctx, `
-		select `+turnColumns+` from turns t
-		where t.status in ('queued', 'running')
-		order by t.created_at, t.id`)
-	if err != nil {
-		return nil, fmt.Errorf("listing active turns: %w", err)
-	}
-	ts, err := collectTurns(rows)
-	if err != nil {
-		return nil, fmt.Errorf("listing active turns: %w", err)
-	}
-	return ts, nil
-}
-
 // ConversationHistory returns the finished turns (completed, failed,
 // cancelled or interrupted; see HistoryTurn.Status) of a conversation that
 // came before beforeTurnID, oldest first, with their tool calls. An empty
@@ -176,36 +186,17 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 	if !validID(conversationID) || (beforeTurnID != "" && !validID(beforeTurnID)) {
 		return nil, notFound("conversation")
 	}
-	rows, err := db.pool.Query(ctx, `
-		select t.id, t.status, um.content, am.content
-		from turns t
-		join messages um on um.id = t.user_message_id
-		join messages am on am.id = t.assistant_message_id
-		where t.conversation_id = $1
-		  and t.status not in ('queued', 'running')
-		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
-		order by um.pos`, conversationID, beforeTurnID)
+	rows, err := db.pool.Query(ctx, historyQuery, conversationID, beforeTurnID)
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation history: %w", err)
 	}
-	hs := []HistoryTurn{}
-	index := map[string]int{}
-	ids := []string{}
-	for rows.Next() {
-		var h HistoryTurn
-		if err := rows.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading conversation history: %w", err)
-		}
-		index[h.TurnID] = len(hs)
-		ids = append(ids, h.TurnID)
-		hs = append(hs, h)
+	hs, err := collectHistory(rows)
+	if err != nil || len(hs) == 0 {
+		return hs, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading conversation history: %w", err)
-	}
-	if len(ids) == 0 {
-		return hs, nil
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.TurnID
 	}
 	rows, err = db.pool.Query(ctx, `select `+toolCallColumns+` from tool_calls where turn_id = any($1) order by turn_id, started_at, id`, ids)
 	if err != nil {
@@ -215,29 +206,48 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation history: %w", err)
 	}
-	for _, r := range recs {
-		h := &hs[index[r.TurnID]]
-		h.ToolCalls = append(h.ToolCalls, r)
+	attachCalls(hs, recs)
+	return hs, nil
+}
+
+// historyQuery selects the finished turns of conversation $1 before turn $2
+// (” for all), oldest first: id, status, user text, assistant content.
+const historyQuery = `
+		select t.id, t.status, um.content as user_text, am.content as assistant_content
+		from turns t
+		join messages um on um.id = t.user_message_id
+		join messages am on am.id = t.assistant_message_id
+		where t.conversation_id = $1
+		  and t.status not in ('queued', 'running')
+		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
+		order by um.pos`
+
+func collectHistory(rows pgx.Rows) ([]HistoryTurn, error) {
+	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HistoryTurn, error) {
+		var h HistoryTurn
+		err := r.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation history: %w", err)
+	}
+	if hs == nil {
+		hs = []HistoryTurn{}
 	}
 	return hs, nil
 }
 
-// MarkTurnRunning moves a queued turn to running and records its start. It
-// is ECONFLICT when the turn is not queued.
-func (db *DB) MarkTurnRunning(ctx context.Context, turnID string) error {
-	if !validID(turnID) {
-		return notFound("turn")
+// attachCalls hands each tool-call record to its turn of hs.
+func attachCalls(hs []HistoryTurn, recs []toolmark.ToolCallRecord) {
+	index := make(map[string]int, len(hs))
+	for i, h := range hs {
+		index[h.TurnID] = i
 	}
-	tag, err := db.pool.Exec(ctx, `
-		update turns set status = 'running', started_at = coalesce(started_at, now())
-		where id = $1 and status = 'queued'`, turnID)
-	if err != nil {
-		return fmt.Errorf("marking turn running: %w", err)
+	for _, r := range recs {
+		if i, ok := index[r.TurnID]; ok {
+			hs[i].ToolCalls = append(hs[i].ToolCalls, r)
+		}
 	}
-	if tag.RowsAffected() == 0 {
-		return db.turnConflict(ctx, turnID, "turn is not queued")
-	}
-	return nil
 }
 
 // turnConflict returns ENOTFOUND when the turn does not exist and an
@@ -266,41 +276,102 @@ func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
 	return toolmark.MessageFailed
 }
 
-// FinishTurn ends a turn: its status (which must be final), error text and
-// finish time; the assistant message's content, the seq it reflects and its
-// status (complete, failed, cancelled or interrupted); and releases the
-// lease. It is ECONFLICT when the turn is already final.
-func (db *DB) FinishTurn(ctx context.Context, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
-	return db.finishTurn(ctx, db.pool, turnID, status, errText, content, seq)
+// CreatedTurn is the outcome of one NewTurn of CreateTurns.
+type CreatedTurn struct {
+	Turn    toolmark.Turn
+	Created bool
+	Err     error
 }
 
-func (db *DB) finishTurn(ctx context.Context, q querier, turnID string, status toolmark.TurnStatus, errText string, content string, seq int64) error {
-	if !validID(turnID) {
-		return notFound("turn")
+// CreateTurns creates several turns at once, as CreateTurn does each of
+// them: one statement writes every turn that can be created outright (its
+// conversation exists and is the owner's, no turn of it is active, its
+// idempotency key is new); each of the others is then tried alone, so it
+// gets CreateTurn's answer (the earlier turn of its key, ECONFLICT,
+// ENOTFOUND, …). All must share LeaseOwner and LeaseTTL and carry Queued.
+// The result has one entry per input, in order.
+func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
+	out := make([]CreatedTurn, len(nts))
+	var convs, owners, contents, keys, qdata []string
+	var qtime []time.Time
+	var index []int
+	for i, nt := range nts {
+		switch {
+		case !validID(nt.ConversationID) || !validID(nt.OwnerID):
+			out[i].Err = notFound("conversation")
+		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL:
+			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nt)
+		default:
+			if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
+				out[i].Err = err
+				continue
+			}
+			if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
+				out[i].Err = err
+				continue
+			}
+			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Content)
+			keys, qdata, qtime = append(keys, nt.IdempotencyKey), append(qdata, string(nt.Queued.Data)), append(qtime, nt.Queued.Time)
+			index = append(index, i)
+		}
 	}
-	if !status.Final() {
-		return toolmark.Errorf(toolmark.EINVALID, "turn status %q is not final", status)
+	if len(index) == 0 {
+		return out
 	}
-	if err := checkText("error", errText, 4096, false); err != nil {
-		return err
-	}
-	if err := checkText("content", content, db.maxContent, false); err != nil {
-		return err
-	}
-	var id string
-	err := q.QueryRow(ctx, `
-		with t as (
-			update turns set status = $2, error = $3, finished_at = now(), lease_owner = null, lease_expires_at = null
-			where id = $1 and status in ('queued', 'running')
-			returning assistant_message_id
+	rows, err := db.pool.Query(ctx, `
+		with input as (
+			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+				with ordinality as i(conv, owner, content, key, qdata, qtime, ord)
+		), ok as (
+			select i.*, gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
+			from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
+		), t as (
+			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
+				lease_owner, lease_expires_at)
+			select tid, conv, umid, amid, 'queued', nullif(key, ''), $7, now() + $8::interval from ok
+			order by ord -- the first request of a conversation wins
+			on conflict do nothing
+			returning *
+		), m as (
+			insert into messages (id, conversation_id, turn_id, role, content, status)
+			select ok.umid, ok.conv, ok.tid, 'user', ok.content, 'complete' from ok join t on t.id = ok.tid
+			union all
+			select ok.amid, ok.conv, ok.tid, 'assistant', '', 'streaming' from ok join t on t.id = ok.tid
+		), c as (
+			update conversations set updated_at = now() where id in (select conversation_id from t)
+		), e as (
+			insert into events (turn_id, seq, type, data, time)
+			select t.id, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
 		)
-		update messages m set content = $4, seq = $5, status = $6, updated_at = now()
-		from t where m.id = t.assistant_message_id
-		returning m.id`, turnID, status, errText, content, seq, messageStatusFor(status)).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.turnConflict(ctx, turnID, "turn is already finished")
-	} else if err != nil {
-		return dbErr("finishing turn", "turn", err)
+		select ok.ord, `+turnColumns+` from t join ok on ok.tid = t.id`,
+		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type))
+	done := make([]bool, len(index))
+	if err == nil {
+		for rows.Next() {
+			var ord int
+			var t toolmark.Turn
+			if err = rows.Scan(&ord, &t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
+				&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
+				&t.CreatedAt, &t.StartedAt, &t.FinishedAt); err != nil {
+				break
+			}
+			t.LastSeq = 1
+			done[ord-1] = true
+			out[index[ord-1]] = CreatedTurn{Turn: t, Created: true}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
 	}
-	return nil
+	if err != nil {
+		db.log.Warn("creating turns together failed; creating them one by one", "turns", len(index), "err", err)
+		clear(done)
+	}
+	for k, i := range index {
+		if !done[k] {
+			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nts[i])
+		}
+	}
+	return out
 }

@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -67,28 +69,27 @@ func TestBadIDsAndContent(t *testing.T) {
 		wantCode(t, "EventsAfter", err, toolmark.ENOTFOUND)
 		_, _, err = db.Snapshot(ctx, id)
 		wantCode(t, "Snapshot", err, toolmark.ENOTFOUND)
-		_, err = db.AppendEvents(ctx, id, f.turn.AssistantMessageID, []store.EventInput{{Type: toolmark.EventTurnStarted}})
-		wantCode(t, "AppendEvents", err, toolmark.ENOTFOUND)
-		wantCode(t, "SaveContent", db.SaveContent(ctx, id, "x", 1), toolmark.ENOTFOUND)
-		wantCode(t, "MarkTurnRunning", db.MarkTurnRunning(ctx, id), toolmark.ENOTFOUND)
-		wantCode(t, "FinishTurn", db.FinishTurn(ctx, id, toolmark.TurnCompleted, "", "", 0), toolmark.ENOTFOUND)
 		wantCode(t, "AcquireLease", db.AcquireLease(ctx, id, "r", time.Second), toolmark.ENOTFOUND)
-		wantCode(t, "SetTodos", db.SetTodos(ctx, id, nil), toolmark.ENOTFOUND)
+		wantCode(t, "ReleaseLease", db.ReleaseLease(ctx, id, testOwner), toolmark.ENOTFOUND)
 		_, err = db.Todos(ctx, id)
 		wantCode(t, "Todos", err, toolmark.ENOTFOUND)
-		wantCode(t, "UpsertToolCall", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: id, ID: "c1", Name: "x", Status: "pending"}), toolmark.ENOTFOUND)
+		_, err = db.TurnContext(ctx, id, f.turn.ID)
+		wantCode(t, "TurnContext", err, toolmark.ENOTFOUND)
+		// A turn that cannot exist is not found; one that does not is
+		// not held.
+		code := toolmark.ENOTFOUND
+		if id == missing || id == "not-a-uuid" {
+			code = toolmark.ECONFLICT
+		}
+		w := write(t, toolmark.Turn{ID: id, AssistantMessageID: id}, 0,
+			toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+		content := "x"
+		w.Content = &content
+		w.ToolCalls = []toolmark.ToolCallRecord{{ID: "c1", Name: "x", Status: "pending"}}
+		w.Todos = &[]toolmark.Todo{}
+		wantRefused(t, "Commit", db.Commit(ctx, testOwner, []store.TurnWrite{w}), map[string]string{id: code})
 	}
-	msg := f.turn.AssistantMessageID
-	wantCode(t, "SaveContent(too large)", db.SaveContent(ctx, msg, strings.Repeat("a", 1025), 1), toolmark.ETOOLARGE)
-	wantCode(t, "SaveContent(NUL)", db.SaveContent(ctx, msg, "a\x00", 1), toolmark.EINVALID)
-	wantCode(t, "SaveContent(bad UTF-8)", db.SaveContent(ctx, msg, "\xc3", 1), toolmark.EINVALID)
-	_, err := db.AppendEvents(ctx, f.turn.ID, msg, []store.EventInput{{Type: toolmark.EventTextDelta, Data: []byte("{bad")}})
-	wantCode(t, "AppendEvents(bad JSON)", err, toolmark.EINVALID)
-	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.UserMessageID, []store.EventInput{{Type: toolmark.EventTurnStarted}})
-	wantCode(t, "AppendEvents(wrong message)", err, toolmark.ENOTFOUND)
-	wantCode(t, "UpsertToolCall(bad JSON)", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "x", Status: "pending", Arguments: []byte("{")}), toolmark.EINVALID)
-	wantCode(t, "UpsertToolCall(bad status)", db.UpsertToolCall(ctx, toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "x", Status: "done"}), toolmark.EINVALID)
-	_, err = db.CreateConversation(ctx, f.user.ID, "bad\x00title")
+	_, err := db.CreateConversation(ctx, f.user.ID, "bad\x00title")
 	wantCode(t, "CreateConversation(NUL)", err, toolmark.EINVALID)
 	_, err = db.CreateConversation(ctx, missing, "t")
 	wantCode(t, "CreateConversation(unknown owner)", err, toolmark.ENOTFOUND)
@@ -132,16 +133,20 @@ func TestCreateTurn(t *testing.T) {
 	wantCode(t, "CreateTurn while active", err, toolmark.ECONFLICT)
 	wantCode(t, "DeleteConversation while active", db.DeleteConversation(ctx, f.user.ID, f.conv.ID), toolmark.ECONFLICT)
 
-	if err := db.FinishTurn(ctx, f.turn.ID, toolmark.TurnCompleted, "", "the answer", 0); err != nil {
-		t.Fatal(err)
+	if f.turn.LeaseOwner != testOwner || f.turn.LeaseExpiresAt == nil {
+		t.Errorf("new turn: got lease %q until %v, want %q", f.turn.LeaseOwner, f.turn.LeaseExpiresAt, testOwner)
 	}
-	wantCode(t, "FinishTurn twice", db.FinishTurn(ctx, f.turn.ID, toolmark.TurnFailed, "x", "y", 0), toolmark.ECONFLICT)
-	wantCode(t, "FinishTurn(non-final)", db.FinishTurn(ctx, f.turn.ID, toolmark.TurnRunning, "", "", 0), toolmark.EINVALID)
-	_, err = db.AppendEvents(ctx, f.turn.ID, f.turn.AssistantMessageID, []store.EventInput{{Type: toolmark.EventTextDelta}})
-	wantCode(t, "AppendEvents after finish", err, toolmark.ECONFLICT)
+	// A non-final status does not end a turn.
+	err = db.Commit(ctx, testOwner, []store.TurnWrite{finishWrite(t, f.turn, 0, toolmark.TurnRunning, "", "")})
+	wantRefused(t, "finishing as running", err, map[string]string{f.turn.ID: toolmark.EINVALID})
+	mustFinish(t, db, f.turn, toolmark.TurnCompleted, "", "the answer")
+	err = db.Commit(ctx, testOwner, []store.TurnWrite{finishWrite(t, f.turn, 1, toolmark.TurnFailed, "x", "y")})
+	wantLeaseLost(t, "finishing twice", err, f.turn.ID)
+	err = db.Commit(ctx, testOwner, []store.TurnWrite{write(t, f.turn, 1, toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{}})})
+	wantLeaseLost(t, "Commit after finish", err, f.turn.ID)
 
 	// Idempotency key: the same key gives the same turn.
-	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "second", IdempotencyKey: "k1"}
+	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "second", IdempotencyKey: "k1", LeaseOwner: testOwner, LeaseTTL: time.Hour}
 	t2, created, err := db.CreateTurn(ctx, nt)
 	if err != nil || !created {
 		t.Fatalf("CreateTurn(k1) = %v, created %v", err, created)
@@ -150,9 +155,7 @@ func TestCreateTurn(t *testing.T) {
 	if err != nil || created || again.ID != t2.ID {
 		t.Fatalf("CreateTurn(k1) again = %s, created %v, %v; want %s, false, nil", again.ID, created, err, t2.ID)
 	}
-	if err := db.FinishTurn(ctx, t2.ID, toolmark.TurnFailed, "boom", "partial", 0); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, db, t2, toolmark.TurnFailed, "boom", "partial")
 	again, created, err = db.CreateTurn(ctx, nt)
 	if err != nil || created || again.ID != t2.ID || again.Status != toolmark.TurnFailed {
 		t.Fatalf("CreateTurn(k1) after finish = %+v, created %v, %v; want the failed turn", again, created, err)
@@ -170,9 +173,8 @@ func TestCreateTurn(t *testing.T) {
 	if hist, _ := db.ConversationHistory(ctx, f.conv.ID, t2.ID); len(hist) != 1 {
 		t.Errorf("history before the second turn: got %d turns, want 1", len(hist))
 	}
-	active, err := db.ActiveTurns(ctx)
-	if err != nil || len(active) != 1 || active[0].ID != t3.ID {
-		t.Errorf("ActiveTurns = %v, %v; want [%s]", active, err, t3.ID)
+	if n := count(t, db, "select count(*) from turns where status in ('queued', 'running')"); n != 1 || t3.Status != toolmark.TurnQueued {
+		t.Errorf("got %d active turns (the third %s), want the third, queued", n, t3.Status)
 	}
 	ms, _ = db.ListMessages(ctx, f.user.ID, f.conv.ID)
 	if len(ms) != 6 || ms[1].Status != toolmark.MessageComplete || ms[3].Status != toolmark.MessageFailed || ms[4].Content != "third" {
@@ -182,9 +184,7 @@ func TestCreateTurn(t *testing.T) {
 	if len(cs) != 1 {
 		t.Errorf("got %d conversations, want 1", len(cs))
 	}
-	if err := db.FinishTurn(ctx, t3.ID, toolmark.TurnCancelled, "", "", 0); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, db, t3, toolmark.TurnCancelled, "cancelled by the user", "")
 	if err := db.DeleteConversation(ctx, f.user.ID, f.conv.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -200,20 +200,31 @@ func TestLeases(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	db := f.db
-	id := f.turn.ID
+	id := mustTurnAs(t, db, "", f.user.ID, mustConversation(t, db, f.user.ID).ID, "unleased").ID
+	renew := func(owner string, ttl time.Duration) bool {
+		held, _, err := db.RenewLeases(ctx, owner, ttl, []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Equal(held, []string{id})
+	}
 	if err := db.AcquireLease(ctx, id, "a", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, "AcquireLease held by a", db.AcquireLease(ctx, id, "b", time.Minute), toolmark.ECONFLICT)
-	wantCode(t, "RenewLease by b", db.RenewLease(ctx, id, "b", time.Minute), toolmark.ECONFLICT)
-	if err := db.RenewLease(ctx, id, "a", time.Millisecond); err != nil {
-		t.Fatal(err)
+	if renew("b", time.Minute) {
+		t.Error("b renewed a's lease")
+	}
+	if !renew("a", time.Millisecond) {
+		t.Fatal("a could not renew its lease")
 	}
 	time.Sleep(5 * time.Millisecond)
 	if err := db.AcquireLease(ctx, id, "b", time.Minute); err != nil {
 		t.Fatalf("AcquireLease after expiry: %v", err)
 	}
-	wantCode(t, "RenewLease by a after b took it", db.RenewLease(ctx, id, "a", time.Minute), toolmark.ECONFLICT)
+	if renew("a", time.Minute) {
+		t.Error("a renewed the lease after b took it")
+	}
 	if err := db.ReleaseLease(ctx, id, "a"); err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +234,14 @@ func TestLeases(t *testing.T) {
 	if err := db.ReleaseLease(ctx, id, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if tu, _ := db.TurnByID(ctx, id); tu.LeaseOwner != "" {
+	if tu, _ := db.TurnByID(ctx, id); tu.LeaseOwner != "" || tu.LeaseExpiresAt != nil {
 		t.Fatalf("lease still held after release: %+v", tu)
 	}
+	wantCode(t, "ReleaseLease(unknown turn)", db.ReleaseLease(ctx, "00000000-0000-0000-0000-000000000000", "a"), toolmark.ENOTFOUND)
 
+	if err := db.AcquireLease(ctx, id, testOwner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	tu, err := db.RequestCancel(ctx, f.user.ID, id)
 	if err != nil || tu.ID != id {
 		t.Fatal(err)
@@ -234,51 +249,63 @@ func TestLeases(t *testing.T) {
 	if _, err := db.RequestCancel(ctx, f.user.ID, id); err != nil {
 		t.Fatalf("second RequestCancel: %v", err)
 	}
-	if c, err := db.CancelRequested(ctx, id); err != nil || !c {
-		t.Fatalf("CancelRequested = %v, %v; want true", c, err)
+	if _, cancel, err := db.RenewLeases(ctx, testOwner, time.Minute, []string{id}); err != nil || !slices.Equal(cancel, []string{id}) {
+		t.Fatalf("RenewLeases = cancel %v, %v; want the cancel request", cancel, err)
 	}
-	if err := db.FinishTurn(ctx, id, toolmark.TurnCancelled, "", "", 0); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, db, tu, toolmark.TurnCancelled, "cancelled by the user", "")
 	wantCode(t, "AcquireLease on a finished turn", db.AcquireLease(ctx, id, "a", time.Minute), toolmark.ECONFLICT)
+	// A cancel request after the end changes nothing.
+	if got, err := db.RequestCancel(ctx, f.user.ID, id); err != nil || got.Status != toolmark.TurnCancelled {
+		t.Errorf("RequestCancel after the end = %+v, %v; want the cancelled turn", got, err)
+	}
 }
 
+// TestToolCallsAndTodos writes tool-call rows and a task list through
+// Commit: the first final outcome of a call wins, empty arguments keep the
+// stored ones, and the task list is replaced as a whole.
 func TestToolCallsAndTodos(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	db := f.db
-	rec := toolmark.ToolCallRecord{TurnID: f.turn.ID, ID: "c1", Name: "search_documents", Status: "pending", Arguments: []byte(`{"query":"go"}`)}
-	if err := db.UpsertToolCall(ctx, rec); err != nil {
-		t.Fatal(err)
+	commit := func(recs []toolmark.ToolCallRecord, todos *[]toolmark.Todo) {
+		t.Helper()
+		w := write(t, f.turn, lastSeq(t, db, f.turn.ID), toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: 1}})
+		w.ToolCalls, w.Todos = recs, todos
+		mustCommitAs(t, db, testOwner, w)
 	}
+	rec := toolmark.ToolCallRecord{ID: "c1", Name: "search_documents", Status: "pending", Arguments: []byte(`{"query":"go"}`)}
+	commit([]toolmark.ToolCallRecord{rec, {ID: "c2", Name: "fetch", ParentID: "c1"}}, nil)
 	now := time.Now()
 	rec.Status, rec.Result, rec.FinishedAt, rec.Arguments = "success", "3 hits", &now, nil
-	if err := db.UpsertToolCall(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.Status, rec.Error = "error", "late"
-	if err := db.UpsertToolCall(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	commit([]toolmark.ToolCallRecord{rec}, nil)
+	rec.Status, rec.Error, rec.Result = "error", "late", ""
+	commit([]toolmark.ToolCallRecord{rec}, nil)
 	got, err := db.ToolCalls(ctx, f.turn.ID)
-	if err != nil || len(got) != 1 {
+	if err != nil || len(got) != 2 {
 		t.Fatalf("ToolCalls = %v, %v", got, err)
 	}
-	if got[0].Status != "success" || got[0].Result != "3 hits" || string(got[0].Arguments) != `{"query":"go"}` || got[0].FinishedAt == nil {
+	if got[0].ID != "c1" || got[0].Status != "success" || got[0].Result != "3 hits" || got[0].Error != "" ||
+		string(got[0].Arguments) != `{"query":"go"}` || got[0].FinishedAt == nil {
 		t.Errorf("got %+v, want the first final outcome with the original arguments", got[0])
+	}
+	if got[1].ID != "c2" || got[1].ParentID != "c1" || got[1].Status != "pending" || got[1].Arguments != nil {
+		t.Errorf("got %+v, want c2 pending under c1, without arguments", got[1])
 	}
 
 	if todos, err := db.Todos(ctx, f.turn.ID); err != nil || len(todos) != 0 {
 		t.Fatalf("Todos before set = %v, %v; want empty", todos, err)
 	}
 	want := []toolmark.Todo{{Text: "read", Status: toolmark.TodoDone}, {Text: "write", Status: toolmark.TodoInProgress}}
-	if err := db.SetTodos(ctx, f.turn.ID, want); err != nil {
-		t.Fatal(err)
-	}
+	commit(nil, &want)
+	commit(nil, nil) // no change
 	todos, err := db.Todos(ctx, f.turn.ID)
-	if err != nil || len(todos) != 2 || todos[1] != want[1] {
+	if err != nil || !slices.Equal(todos, want) {
 		t.Fatalf("Todos = %v, %v; want %v", todos, err, want)
+	}
+	commit(nil, &[]toolmark.Todo{})
+	if todos, err := db.Todos(ctx, f.turn.ID); err != nil || len(todos) != 0 {
+		t.Fatalf("Todos after clearing = %v, %v; want empty", todos, err)
 	}
 }
 
@@ -330,5 +357,68 @@ func TestCreateTurnConcurrent(t *testing.T) {
 		if n := count(t, db, "select count(*) from messages where conversation_id = $1", conv.ID); n != 2 {
 			t.Errorf("same key %v: got %d messages, want 2", sameKey, n)
 		}
+	}
+}
+
+// TestCreateTurns: a group of new turns is written by one statement; the
+// ones it cannot create outright get CreateTurn's own answer.
+func TestCreateTurns(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	u, other := mustUser(t, db, "alice"), mustUser(t, db, "bob")
+	queued := func() *store.EventRow {
+		return &store.EventRow{Type: toolmark.EventTurnQueued, Data: []byte(`{"position":0}`), Time: time.Now().UTC().Truncate(time.Microsecond)}
+	}
+	nt := func(owner, conv, key string) store.NewTurn {
+		return store.NewTurn{OwnerID: owner, ConversationID: conv, Content: "hi", IdempotencyKey: key,
+			LeaseOwner: "creator", LeaseTTL: time.Minute, Queued: queued()}
+	}
+	var in []store.NewTurn
+	var convs []string
+	for range 20 {
+		c := mustConversation(t, db, u.ID)
+		convs = append(convs, c.ID)
+		in = append(in, nt(u.ID, c.ID, ""))
+	}
+	busy := mustConversation(t, db, u.ID)
+	first := db.CreateTurns(ctx, []store.NewTurn{nt(u.ID, busy.ID, "k1")})[0]
+	if first.Err != nil || !first.Created {
+		t.Fatalf("first turn: %+v", first)
+	}
+	in = append(in,
+		nt(u.ID, convs[0], ""),       // a second turn for the same conversation in the group
+		nt(u.ID, busy.ID, "k1"),      // a retry of the active turn's request
+		nt(u.ID, busy.ID, "k2"),      // a new turn while one is active
+		nt(other.ID, convs[1], ""),   // another user's conversation
+		nt(u.ID, "not-a-uuid", ""),   // an unknown conversation
+		store.NewTurn{OwnerID: u.ID}, // no content
+	)
+	out := db.CreateTurns(ctx, in)
+	if len(out) != len(in) {
+		t.Fatalf("%d results for %d inputs", len(out), len(in))
+	}
+	for i := range 20 {
+		r := out[i]
+		if r.Err != nil || !r.Created || r.Turn.ConversationID != convs[i] || r.Turn.LastSeq != 1 || r.Turn.LeaseOwner != "creator" {
+			t.Errorf("turn %d: %+v", i, r)
+		}
+		evs, err := db.EventsAfter(ctx, r.Turn.ID, 0, 10)
+		if err != nil || len(evs) != 1 || evs[0].Type != toolmark.EventTurnQueued || evs[0].Seq != 1 {
+			t.Errorf("turn %d events: %v %+v", i, err, evs)
+		}
+	}
+	wantCode(t, "second turn in one conversation", out[20].Err, toolmark.ECONFLICT)
+	if r := out[21]; r.Err != nil || r.Created || r.Turn.ID != first.Turn.ID {
+		t.Errorf("retry: %+v, want the first turn, not created", r)
+	}
+	wantCode(t, "turn while one is active", out[22].Err, toolmark.ECONFLICT)
+	wantCode(t, "another user's conversation", out[23].Err, toolmark.ENOTFOUND)
+	wantCode(t, "unknown conversation", out[24].Err, toolmark.ENOTFOUND)
+	wantCode(t, "no content", out[25].Err, toolmark.ENOTFOUND)
+	if n := count(t, db, `select count(*) from messages`); n != 2*21 {
+		t.Errorf("%d messages, want %d (none for refused turns)", n, 2*21)
+	}
+	if n := count(t, db, `select count(distinct xmin::text) from turns where id = any($1)`, []string{out[0].Turn.ID, out[19].Turn.ID}); n != 1 {
+		t.Errorf("the group's turns were written by %d transactions, want 1", n)
 	}
 }

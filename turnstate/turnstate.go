@@ -318,9 +318,11 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at
 		c.Args = data.Arguments
 	}
 	if c.Status != prev || typ == toolmark.EventToolCallStarted {
+		// A record changes with its status; streamed arguments are in the
+		// log and reach the record when the call runs.
 		s.milestone = s.milestone || c.Status != toolcallmarkup.StatusPending
+		s.markDirty(c)
 	}
-	s.markDirty(c)
 	return nil
 }
 
@@ -466,7 +468,7 @@ func (s *State) Snapshot() toolmark.SnapshotData {
 // Changes is what changed in a State since the last TakeChanges: what a
 // store must write besides the events themselves.
 type Changes struct {
-	Calls []toolmark.ToolCallRecord // the records of calls that changed
+	Calls []toolmark.ToolCallRecord // the records of calls that started or changed status
 	Todos []toolmark.Todo           // the task list, when it changed (else nil)
 	// Milestone is true when a tool call started running or ended, or the
 	// turn ended: a moment at which the stored content is worth updating.

@@ -2,142 +2,190 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"sync"
-	"sync/atomic"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/bench"
 )
 
-// runBench is the load tool: it runs a bounded number of turns against a
-// server, each followed by several streams, and reports throughput and
-// latencies. It sends traffic only to --server.
+const benchUsage = `toolmark bench — the load tool.
+
+Without --server it starts its own toolmark server (this binary's serve, on
+a free loopback port, with the demo model shaped by the --demo-* flags) on
+--database-url, or on an embedded PostgreSQL it starts in a temporary
+directory, and reports server CPU, peak RSS and PostgreSQL transactions and
+WAL per turn besides what the clients see. With --server it measures that
+server from outside (PostgreSQL figures too when --database-url is given).
+
+  toolmark bench                                   100 turns at once, 1 follower each
+  toolmark bench --turns 200 --followers 4         200 turns × 4 followers
+  toolmark bench --sweep 10,100,1000,2000 --table t.md --plot latency.png
+  toolmark bench --idle --streams 10000            memory per idle follower
+  toolmark bench --server http://127.0.0.1:8080 --turns 40 --concurrency 4
+
+Flags:
+`
+
+// runBench parses the bench's flags and runs it; the work is done by
+// package bench.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("toolmark bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", envOr("TOOLMARK_SERVER", "http://127.0.0.1:8080"), "server URL")
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	server := fs.String("server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); empty: start one")
 	token := fs.String("token", os.Getenv("TOOLMARK_TOKEN"), "API token for --auth token servers")
-	turns := fs.Int("turns", 40, "turns to run in all")
-	conc := fs.Int("concurrency", 4, "turns in flight at once")
-	followers := fs.Int("followers", 2, "event streams per turn")
-	question := fs.String("question", "How does resume work, and what happens on cancellation?", "the message of every turn")
-	timeout := fs.Duration("timeout", 5*time.Minute, "stop after this long")
+	dbURL := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of the started server and of the PostgreSQL figures (env DATABASE_URL); empty: an embedded one")
+	turns := fs.Int("turns", 100, "turns to run in all")
+	conc := fs.Int("concurrency", 0, "turns in flight at once (0: all at once)")
+	followers := fs.Int("followers", 1, "event streams per turn")
+	question := fs.String("question", bench.DefaultQuestion, "the message of every turn")
+	var demo bench.Demo
+	fs.DurationVar(&demo.Delay, "demo-delay", 20*time.Millisecond, "started server: pause between the demo model's streamed chunks (0: none)")
+	fs.IntVar(&demo.Tools, "demo-tools", 0, "started server: tool calls per turn (0: planned from the question, -1: none)")
+	fs.IntVar(&demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
+	maxTurns := fs.Int("max-turns", 100_000, "started server: --max-turns")
+	settle := fs.Duration("stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
+	sweep := fs.String("sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
+	table := fs.String("table", "", "with --sweep: also write the Markdown table to this file")
+	plot := fs.String("plot", "", "with --sweep: write a PNG plot of latency against concurrent turns to this file")
+	idle := fs.Bool("idle", false, "measure the started server's memory per idle follower instead of running a load")
+	streams := fs.Int("streams", 10_000, "with --idle: idle streams to open")
+	idleTurns := fs.Int("idle-turns", 10, "with --idle: turns the idle streams follow (they stay alive while measured)")
+	asJSON := fs.Bool("json", false, "write the figures as JSON on stdout")
+	serverLog := fs.String("server-log", "", "append the started servers' logs to this file")
+	timeout := fs.Duration("timeout", 30*time.Minute, "stop after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *turns < 1 || *conc < 1 || *followers < 1 {
-		return errors.New("--turns, --concurrency and --followers must be at least 1")
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *server != "" {
+		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "max-turns", "idle"} {
+			if set[name] {
+				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
+			}
+		}
+	}
+	if (*table != "" || *plot != "") && *sweep == "" {
+		return errors.New("--table and --plot go with --sweep")
+	}
+	if *idle && *sweep != "" {
+		return errors.New("--idle and --sweep are separate runs")
+	}
+	steps, err := parseSteps(*sweep)
+	if err != nil {
+		return err
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	var opts []client.Option
-	if *token != "" {
-		opts = append(opts, client.WithToken(*token))
+	cfg := bench.Config{
+		Server: strings.TrimRight(*server, "/"), Token: *token, DatabaseURL: *dbURL, Demo: demo,
+		MaxTurns: *maxTurns, Question: *question, StatsSettle: *settle,
+		Progress: stderr, ProgressTTY: isTerminal(stderr),
 	}
-	c := client.New(*server, opts...)
-	info, err := c.Info(ctx)
+	if cfg.Server == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the toolmark binary to start a server: %w", err)
+		}
+		cfg.Command = []string{exe, "serve"}
+	}
+	if *serverLog != "" {
+		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.ServerLog = f
+	}
+	b, err := bench.Open(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("reaching %s: %w", *server, err)
+		return err
 	}
-	fmt.Fprintf(stderr, "bench: %d turns, %d at once, %d streams each, against %s (model %s)\n", *turns, *conc, *followers, *server, info.Model)
+	defer b.Close()
 
 	var (
-		mu                      sync.Mutex
-		firstEvent, turnTime    []time.Duration
-		delivery                []time.Duration
-		events, failed, started atomic.Int64
-		done                    atomic.Int64
+		out      any
+		text     func(io.Writer) error
+		problems []string
 	)
-	sem := make(chan struct{}, *conc)
-	var wg sync.WaitGroup
-	begin := time.Now()
-	for i := 0; i < *turns && ctx.Err() == nil; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			conv, err := c.CreateConversation(ctx, "bench")
-			if err != nil {
-				failed.Add(1)
-				return
+	switch {
+	case *idle:
+		rep, err := b.Idle(ctx, bench.IdleLoad{Streams: *streams, Turns: *idleTurns})
+		if err != nil {
+			return err
+		}
+		out, text, problems = rep, rep.WriteText, rep.Problems()
+	case len(steps) > 0:
+		rep, err := b.Sweep(ctx, steps, *followers)
+		if rep == nil {
+			return err
+		}
+		if *table != "" {
+			if werr := os.WriteFile(*table, []byte(rep.Table()), 0o644); werr != nil {
+				return werr
 			}
-			t0 := time.Now()
-			ti, err := c.PostTurn(ctx, conv.ID, *question, "")
-			if err != nil {
-				failed.Add(1)
-				return
+		}
+		if *plot != "" {
+			if perr := rep.Plot(*plot); perr != nil {
+				return perr
 			}
-			started.Add(1)
-			var fwg sync.WaitGroup
-			for f := 0; f < *followers; f++ {
-				fwg.Add(1)
-				go func(first bool) {
-					defer fwg.Done()
-					var lat []time.Duration
-					seen := false
-					err := c.Follow(ctx, ti.Turn.ID, 0, func(e toolmark.Event) error {
-						now := time.Now()
-						if first && !seen {
-							seen = true
-							mu.Lock()
-							firstEvent = append(firstEvent, now.Sub(t0))
-							mu.Unlock()
-						}
-						lat = append(lat, now.Sub(e.Time))
-						events.Add(1)
-						if first && e.Type.Terminal() {
-							mu.Lock()
-							turnTime = append(turnTime, now.Sub(t0))
-							mu.Unlock()
-						}
-						return nil
-					})
-					if err != nil && ctx.Err() == nil {
-						failed.Add(1)
-					}
-					mu.Lock()
-					delivery = append(delivery, lat...)
-					mu.Unlock()
-				}(f == 0)
-			}
-			fwg.Wait()
-			if n := done.Add(1); n%int64(max(1, *turns/10)) == 0 || int(n) == *turns {
-				fmt.Fprintf(stderr, "bench: %d/%d turns done, %d events delivered, %.1fs\n", n, *turns, events.Load(), time.Since(begin).Seconds())
-			}
-		}()
+		}
+		if err != nil {
+			fmt.Fprint(stdout, rep.Table())
+			return err
+		}
+		out, text, problems = rep, rep.WriteText, rep.Problems()
+	default:
+		rep, err := b.Run(ctx, bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers})
+		if rep == nil {
+			return err
+		}
+		if err != nil {
+			rep.WriteText(stdout)
+			return err
+		}
+		out, text, problems = rep, rep.WriteText, rep.Problems()
 	}
-	wg.Wait()
-	elapsed := time.Since(begin)
-	fmt.Fprintf(stdout, "turns        %d completed, %d failed, in %.2fs (%.2f turns/s)\n", len(turnTime), failed.Load(), elapsed.Seconds(), float64(len(turnTime))/elapsed.Seconds())
-	fmt.Fprintf(stdout, "events       %d delivered over %d streams (%.0f events/s)\n", events.Load(), started.Load()*int64(*followers), float64(events.Load())/elapsed.Seconds())
-	fmt.Fprintf(stdout, "first event  %s\n", percentiles(firstEvent))
-	fmt.Fprintf(stdout, "whole turn   %s\n", percentiles(turnTime))
-	fmt.Fprintf(stdout, "delivery     %s  (event time to receipt, persistence included)\n", percentiles(delivery))
-	if ctx.Err() != nil {
-		return fmt.Errorf("stopped after --timeout %s", *timeout)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else if err := text(stdout); err != nil {
+		return err
 	}
-	if failed.Load() > 0 {
-		return fmt.Errorf("%d requests or streams failed", failed.Load())
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
 }
 
-// percentiles formats p50, p95 and p99 of ds.
-func percentiles(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "n/a"
+// parseSteps reads --sweep's list of concurrencies.
+func parseSteps(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	p := func(q float64) time.Duration {
-		return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond)
+	var steps []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--sweep: %q is not a number of turns", f)
+		}
+		steps = append(steps, n)
 	}
-	return fmt.Sprintf("p50 %v  p95 %v  p99 %v  (n=%d)", p(0.50), p(0.95), p(0.99), len(s))
+	return steps, nil
 }
+

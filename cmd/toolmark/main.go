@@ -29,6 +29,10 @@ func main() {
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "toolmark:", err)
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
 		os.Exit(1)
 	}
 }
@@ -41,7 +45,7 @@ Usage:
   toolmark ingest  [flags] DIR    load .md and .txt files into the knowledge base
   toolmark token create --user NAME   print a new API token for NAME
   toolmark migrate [flags]        apply the database migrations
-  toolmark bench   [flags]        the load tool: run turns against a server, report throughput and latency
+  toolmark bench   [flags]        the load tool: run turns against a server of its own or --server, report latency and costs
 
 Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server

@@ -5,13 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/toolmark/toolmark/api"
 	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
 )
 
 // dbFlags are the flags of every command that opens the database.
@@ -34,13 +40,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	db.register(fs)
 	addr := fs.String("addr", envOr("TOOLMARK_ADDR", "127.0.0.1:8080"), "listen address")
 	auth := fs.String("auth", "local", "auth mode: local (one user, loopback only) or token")
-	maxTurns := fs.Int("max-turns", 4, "turns that run at once; more wait in a queue")
+	maxTurns := fs.Int("max-turns", runner.DefaultMaxTurns, "turns that run at once; more wait in a queue")
 	leaseTTL := fs.Duration("lease-ttl", 15*time.Second, "turn lease; a crashed server's turns are finalised after it expires")
 	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
 	provider := fs.String("model-provider", "", "demo, openai or anthropic (default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, anthropic if ANTHROPIC_API_KEY is set, else demo)")
 	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks (0: none)")
+	debugAddr := fs.String("debug-addr", os.Getenv("TOOLMARK_DEBUG_ADDR"), "loopback address for Go's profiler (/debug/pprof/); empty: off")
+	var demoCfg demo.Config
+	fs.IntVar(&demoCfg.Tools, "demo-tools", 0, "tool calls of the demo model's first round (0: planned from the question, -1: none)")
+	fs.IntVar(&demoCfg.AnswerBytes, "demo-answer-bytes", 0, "pad or cut the demo model's answers to this many bytes (0: as written)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -66,8 +76,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ln.Close()
 	log := newLogger(stderr, db.logLevel, db.logJSON)
+	if *debugAddr != "" {
+		if err := serveDebug(*debugAddr, log); err != nil {
+			return err
+		}
+	}
 	a, err := app.Open(ctx, app.Config{
-		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay),
+		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Logger: log,
 	})
@@ -83,8 +98,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // modelConfig picks the model from the flag and the environment.
-func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
-	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay}
+func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) app.ModelConfig {
+	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay, Demo: demoCfg}
 	if demoDelay == 0 {
 		m.DemoDelay = -1 // no pause at all
 	}
@@ -114,9 +129,30 @@ func modelConfig(provider string, demoDelay time.Duration) app.ModelConfig {
 }
 
 func modelName(provider string) string {
-	m := modelConfig(provider, 0)
+	m := modelConfig(provider, 0, demo.Config{})
 	if m.Provider == "demo" {
 		return "offline demo model"
 	}
 	return m.Provider + "/" + m.Name
+}
+
+// serveDebug serves Go's profiler on a loopback address, for
+// `go tool pprof http://ADDR/debug/pprof/profile`.
+func serveDebug(addr string, log *slog.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !api.IsLoopbackHost(host) {
+		return fmt.Errorf("--debug-addr %q: the profiler listens only on a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	log.Info("profiler listening", "addr", ln.Addr().String())
+	go func() { _ = http.Serve(ln, mux) }()
+	return nil
 }

@@ -40,6 +40,7 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 	switch strings.ToLower(m.Provider) {
 	case "", "demo":
 		dm := demo.New()
+		dm.Config = m.Demo
 		switch {
 		case m.DemoDelay < 0:
 			dm.Delay = 0
@@ -77,9 +78,7 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit runner.EmitFunc) 
 		Tools:   a.tools,
 		System:  systemPrompt,
 	}
-	_, err := simplifiedagent.Run(ctx, req, func(ctx context.Context, e simplifiedagent.Event) error {
-		return emit(ctx, runner.Event{Type: e.Type, Data: e.Data})
-	})
+	_, err := simplifiedagent.Run(ctx, req, emit)
 	return err
 }
 
@@ -107,8 +106,18 @@ func seedCorpus(ctx context.Context, db *store.DB) (int, error) {
 
 // after compacts the conversation's history once it outgrows the budget:
 // after a turn completes, never in the middle of one. The demo model
-// cannot summarise, so its conversations get a plain extract.
-func (a *agent) after(ctx context.Context, t toolmark.Turn) error {
+// cannot summarise, so its conversations get a plain extract. The turn's
+// input and answer tell whether the budget is near without reading the
+// store.
+func (a *agent) after(ctx context.Context, in runner.Input, content string) error {
+	size := len(in.Summary) + len(in.UserText) + len(content)
+	for _, h := range in.History {
+		size += len(h.UserText) + len(h.AssistantContent)
+	}
+	if size <= a.budget {
+		return nil
+	}
+	t := in.Turn
 	summary, through, err := a.db.ConversationSummary(ctx, t.ConversationID)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -35,6 +36,7 @@ type ModelConfig struct {
 	APIKey    string
 	Name      string
 	DemoDelay time.Duration // pause between the demo model's chunks; <0 means none
+	Demo      demo.Config   // the demo model's load knobs (tools per turn, answer length)
 }
 
 // Config configures an App. Zero values take sensible defaults.
@@ -210,11 +212,18 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 		return err
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down: finishing running turns", "grace", grace)
+	// Drain: not ready at once (a load balancer sends no one here), no new
+	// turns or streams, queued turns handed to the other replicas, running
+	// turns finish within grace; the listener and cancel requests keep
+	// working for the streams still open until the end.
+	a.log.Info("shutting down: draining; running turns may finish", "grace", grace)
+	a.API.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	a.Runner.Drain(sctx)
 	_ = a.Runner.Shutdown(sctx)
 	a.API.CloseStreams()
+	defer a.Runner.Close()
 	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer hcancel()
 	if err := srv.Shutdown(hctx); err != nil {

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -41,6 +42,9 @@ type Options struct {
 	// DB makes the server share a database with another test server, as
 	// replicas do; nil gives it a fresh one.
 	DB *store.DB
+	// FetchAllow lists addresses fetch_url may reach although private
+	// (a loopback page server of the test, say).
+	FetchAllow []netip.Prefix
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
@@ -81,7 +85,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
-		Heartbeat: opts.Heartbeat, ContextChar: opts.ContextChars, Logger: log,
+		Heartbeat: opts.Heartbeat, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
 	})
 	if err != nil {
 		cancel()

@@ -138,7 +138,11 @@ func compose(question string, results []toolResult) string {
 			n := c.cite(source{title: firstNonEmpty(title, u), where: u})
 			text := strings.Join(firstSentences(body, 2), " ")
 			if text == "" {
-				text = "The page has no readable text."
+				if ex := excerpt(body); ex != "" {
+					text = "The page begins: “" + ex + "”"
+				} else {
+					text = "The page has no readable text."
+				}
 			}
 			c.paras = append(c.paras, "**What "+u+" says.** "+withCite(text, n))
 		case "search_documents", "web_search", "subagent":
@@ -203,7 +207,13 @@ func (c *composer) quote(title, where, snippet, kw string) string {
 		}
 	}
 	if best == "" {
-		return ""
+		// No whole sentence: quote the excerpt the search found.
+		ex := excerpt(snippet)
+		if ex == "" || c.quoted[ex] || matches(ex, kw) == 0 {
+			return ""
+		}
+		c.quoted[ex] = true
+		return withCite("One document says: “"+ex+"”", c.cite(source{title: title, where: where}))
 	}
 	c.quoted[best] = true
 	return withCite(best, c.cite(source{title: title, where: where}))
@@ -238,6 +248,16 @@ func (c *composer) codeExample(results []toolResult, used []bool) string {
 		}
 	}
 	return ""
+}
+
+// excerptMarkup are the characters of a source that would turn a quoted
+// excerpt into markup.
+var excerptMarkup = strings.NewReplacer("«", "", "»", "", "`", "", "*", "", "_", " ", "#", "", "[", "(", "]", ")", "|", " ")
+
+// excerpt returns text as a one-line quote of at most 240 bytes, without
+// markup characters.
+func excerpt(text string) string {
+	return oneLine(excerptMarkup.Replace(text), 240)
 }
 
 // definition reports whether s is the entry of a definition list

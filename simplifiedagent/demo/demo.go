@@ -34,6 +34,8 @@ type Model struct {
 	Delay time.Duration
 	// ChunkBytes is the size of streamed argument chunks; default 6.
 	ChunkBytes int
+	// Config holds the load knobs (tools per turn, answer length).
+	Config
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -71,7 +73,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	}
 	if len(offered) > 0 {
 		if rounds == 0 {
-			if calls := plan(question, offered, len(messages)); len(calls) > 0 {
+			if calls := m.planned(question, offered, len(messages)); len(calls) > 0 {
 				return m.toolCalls(ctx, calls)
 			}
 		} else if retry := retries(results, offered); len(retry) > 0 && rounds == 1 {
@@ -89,7 +91,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			return m.toolCalls(ctx, []llms.ToolCall{newCall(len(messages), 0, "todo_list", string(args))})
 		}
 	}
-	return m.text(ctx, &opts, compose(question, results))
+	return m.text(ctx, &opts, m.sized(compose(question, results)))
 }
 
 // summaryInstruction starts simplifiedagent.Compact's request.
@@ -266,7 +268,7 @@ func init() {
 	about some any all more most much many does toolmark's also then than so not no yes vs versus compare research
 	between both each other own same such only just very happens happen work works use used using get gets
 	documentation docs says say make plan step steps briefly short summary summarise summarize answer look up
-	find out example examples see read`) {
+	find out example examples see read fetch page url open visit`) {
 		stopwords[w] = true
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 type fakeSearcher struct{ docs []toolmark.DocumentHit }
@@ -52,6 +53,20 @@ func (e *events) emit(_ context.Context, ev simplifiedagent.Event) error {
 	return nil
 }
 
+// content applies the recorded events to a turn state, as the runner does.
+func (e *events) content(tb testing.TB) string {
+	tb.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := turnstate.New()
+	for _, d := range e.ev {
+		if err := st.Apply(d, time.Now()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return st.Content()
+}
+
 func TestDemoRun(t *testing.T) {
 	search := tools.NewSearchDocuments(docs)
 	tests := []struct {
@@ -80,7 +95,7 @@ func TestDemoRun(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			tags := map[string]int{}
-			for _, sp := range toolcallmarkup.Scan(res.Content) {
+			for _, sp := range toolcallmarkup.Scan(ev.content(t)) {
 				if sp.Call.Status != toolcallmarkup.StatusSuccess {
 					t.Errorf("tag %s %s: status %s, want success", sp.Call.Type, sp.Call.ID, sp.Call.Status)
 				}
@@ -88,7 +103,7 @@ func TestDemoRun(t *testing.T) {
 			}
 			for typ, n := range tt.wantTags {
 				if tags[typ] != n {
-					t.Errorf("got %d %s tags, want %d (content %q)", tags[typ], typ, n, res.Content)
+					t.Errorf("got %d %s tags, want %d (content %q)", tags[typ], typ, n, ev.content(t))
 				}
 			}
 			if len(res.Todos) != tt.wantTodos {
@@ -102,7 +117,7 @@ func TestDemoRun(t *testing.T) {
 			if !strings.HasPrefix(res.Answer, demo.Banner) || !strings.Contains(res.Answer, tt.wantCite) {
 				t.Errorf("answer %q lacks the banner or %q", res.Answer, tt.wantCite)
 			}
-			if !strings.Contains(res.Content, demo.Banner) {
+			if !strings.Contains(ev.content(t), demo.Banner) {
 				t.Errorf("content lacks the banner")
 			}
 		})
@@ -151,14 +166,14 @@ func TestDemoFetchURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fetch *toolcallmarkup.ToolCall
-	for _, sp := range toolcallmarkup.Scan(res.Content) {
+	for _, sp := range toolcallmarkup.Scan(ev.content(t)) {
 		if sp.Call.Type == "fetch_url" {
 			c := sp.Call
 			fetch = &c
 		}
 	}
 	if fetch == nil || fetch.Status != toolcallmarkup.StatusSuccess || len(fetch.Attrs) == 0 || fetch.Attrs[0].Value != srv.URL+"/notes" {
-		t.Fatalf("fetch_url tag %+v in %q", fetch, res.Content)
+		t.Fatalf("fetch_url tag %+v in %q", fetch, ev.content(t))
 	}
 	if !strings.Contains(res.Answer, "Version 2 adds resume [1].") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
 		t.Errorf("answer %q", res.Answer)

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/embeddedpg"
+)
+
+// DefaultQuestion is the message of every turn unless Config says another.
+const DefaultQuestion = "How does resume work, and what happens on cancellation?"
+
+// DefaultStatsSettle is how long the bench lets a server stay idle before it
+// reads PostgreSQL's transaction counts: a backend publishes its counts
+// when it has been idle for up to 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL),
+// so without the wait some of the set-up would be counted in the run.
+const DefaultStatsSettle = 11 * time.Second
+
+// Config configures a Bench. Zero values take the defaults given.
+type Config struct {
+	// Server is the URL of a running server to measure. Empty: the bench
+	// starts its own servers with Command.
+	Server string
+	// Token is an API token, for a server in token auth mode.
+	Token string
+	// Command starts a server: the toolmark binary and "serve".
+	Command []string
+	// DatabaseURL is PostgreSQL for the servers the bench starts, and the
+	// source of the PostgreSQL figures for any server. Empty with a
+	// started server: the bench starts an embedded PostgreSQL in a
+	// temporary directory, removed by Close.
+	DatabaseURL string
+	// Demo shapes the turns of the servers the bench starts.
+	Demo Demo
+	// MaxTurns is the started servers' --max-turns (default 100 000).
+	MaxTurns int
+	// Question is the message of every turn (default DefaultQuestion).
+	Question string
+	// StatsSettle is how long the server stays idle before PostgreSQL's
+	// transaction counts are read, before and (for a server the bench did
+	// not start) after a run; see DefaultStatsSettle. 0 does not wait: the
+	// transaction counts are then approximate.
+	StatsSettle time.Duration
+	// Progress receives a progress line while a run goes on; nil is
+	// silent. ProgressTTY rewrites the line in place (for a terminal)
+	// instead of writing a line every few seconds.
+	Progress    io.Writer
+	ProgressTTY bool
+	// ServerLog receives the started servers' logs; nil discards them.
+	ServerLog io.Writer
+}
+
+// Bench measures one server, or servers it starts.
+type Bench struct {
+	cfg   Config
+	pg    *embeddedpg.Server
+	dir   string // the embedded PostgreSQL's temporary directory
+	dbURL string
+	stats *pgStats // nil without a database URL
+	out   *progress
+}
+
+// Open prepares a bench: it starts an embedded PostgreSQL when it needs
+// one and connects to PostgreSQL's statistics.
+func Open(ctx context.Context, cfg Config) (*Bench, error) {
+	if cfg.Server == "" && len(cfg.Command) == 0 {
+		return nil, errors.New("no server to measure: give its URL or a command to start one")
+	}
+	if cfg.Question == "" {
+		cfg.Question = DefaultQuestion
+	}
+	b := &Bench{cfg: cfg, dbURL: cfg.DatabaseURL, out: newProgress(cfg.Progress, cfg.ProgressTTY)}
+	if b.dbURL == "" && cfg.Server == "" {
+		if err := b.startPostgres(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if b.dbURL != "" {
+		st, err := openPGStats(ctx, b.dbURL)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.stats = st
+	}
+	return b, nil
+}
+
+// startPostgres starts an embedded PostgreSQL with a fresh data directory,
+// with the durability settings of a production server.
+func (b *Bench) startPostgres(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "toolmark-bench-")
+	if err != nil {
+		return err
+	}
+	// PostgreSQL runs as another user when the bench runs as root.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	b.out.say("starting an embedded PostgreSQL in %s", dir)
+	pg, err := embeddedpg.Start(ctx, embeddedpg.Config{
+		DataDir:  filepath.Join(dir, "pgdata"),
+		Database: "toolmark",
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	b.pg, b.dir, b.dbURL = pg, dir, pg.URL()
+	return nil
+}
+
+// Close stops the embedded PostgreSQL, if the bench started one, and
+// removes its data.
+func (b *Bench) Close() error {
+	var err error
+	if b.pg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = b.pg.Stop(ctx)
+		cancel()
+		b.pg = nil
+	}
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+		b.dir = ""
+	}
+	return err
+}
+
+// target is the server one run measures.
+type target struct {
+	url    string
+	server *Server // nil for a server the bench did not start
+}
+
+// startTarget starts a fresh server, or names the given one.
+func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
+	if b.cfg.Server != "" {
+		return &target{url: b.cfg.Server}, nil
+	}
+	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes))
+	s, err := StartServer(ctx, ServerConfig{
+		Command: b.cfg.Command, DatabaseURL: b.dbURL, MaxTurns: b.cfg.MaxTurns, Demo: demo, Log: b.cfg.ServerLog,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &target{url: s.URL, server: s}, nil
+}
+
+// stop stops a started server.
+func (t *target) stop() error {
+	if t.server == nil {
+		return nil
+	}
+	return t.server.Stop()
+}
+
+// session is the bench's HTTP side for one target: an API client and a
+// streamer sharing one transport.
+type session struct {
+	api     *client.Client
+	streams *streamer
+	hc      *http.Client
+}
+
+// session returns a session for t on a fresh transport.
+func (b *Bench) session(t *target) *session {
+	hc := newHTTPClient()
+	opts := []client.Option{client.WithHTTPClient(hc)}
+	if b.cfg.Token != "" {
+		opts = append(opts, client.WithToken(b.cfg.Token))
+	}
+	return &session{
+		api:     client.New(t.url, opts...),
+		streams: &streamer{base: t.url, token: b.cfg.Token, hc: hc},
+		hc:      hc,
+	}
+}
+
+// close closes the session's idle connections.
+func (s *session) close() { s.hc.CloseIdleConnections() }
+
+// settle waits for PostgreSQL's statistics to catch up (see StatsSettle).
+func (b *Bench) settle(ctx context.Context) error {
+	if b.stats == nil || b.cfg.StatsSettle <= 0 {
+		return nil
+	}
+	b.out.say("waiting %v for PostgreSQL's statistics to settle", b.cfg.StatsSettle)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(b.cfg.StatsSettle):
+		return nil
+	}
+}
+
+func toolsText(n int) string {
+	switch {
+	case n == 0:
+		return "planned from the question"
+	case n < 0:
+		return "none"
+	}
+	return fmt.Sprint(n, " per turn")
+}
+
+func answerText(n int) string {
+	if n <= 0 {
+		return "as the demo writes it"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

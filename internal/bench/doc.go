@@ -1,0 +1,35 @@
+// Package bench is toolmark's load tool, the engine of `toolmark bench`: it
+// drives a server over its public HTTP/SSE API only, the way many users at
+// once would, and measures what they see and what it costs.
+//
+// # What it measures
+//
+//   - Delivery latency: for every event every follower receives, its arrival
+//     time minus the event's own time field (set by the server when the
+//     event is made), so batching, persistence and fan-out are included.
+//   - First-event latency: from sending the POST that starts a turn to the
+//     arrival of that turn's first event on its first follower.
+//   - Whole-turn time: from the POST to the terminal event, against the same
+//     turn run alone on the idle server just before the load.
+//   - Stream integrity: every stream is checked for gaps and duplicates in
+//     its sequence numbers (SeqCheck); both must be 0.
+//   - Server cost, when the bench starts the server itself (StartServer):
+//     its CPU time and peak RSS from /proc.
+//   - PostgreSQL cost, when the bench knows the database URL: transactions
+//     (pg_stat_database), write transactions and WAL bytes
+//     (pg_current_wal_lsn) per turn, against the answer's size.
+//   - Memory per idle follower (Idle): the server's RSS growth while N
+//     streams wait on turns that stay alive, divided by N.
+//
+// # Modes
+//
+// Run runs one load: a number of turns, so many at once, each followed by
+// several streams. Sweep repeats it over a list of concurrencies, all turns
+// of a step started at once, on a fresh server per step, and Table and Plot
+// turn the result into a Markdown table and a PNG chart. Idle measures
+// memory per idle follower.
+//
+// The bench is careful not to measure itself: one HTTP transport without a
+// per-host connection limit, a bounded number of connections being dialled
+// at once, and no per-event work beyond decoding the event's header fields.
+package bench

@@ -1,0 +1,238 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// toolmarkBinary builds cmd/toolmark once for the package's tests: the bench
+// starts it as `toolmark serve` the way the real command does.
+func toolmarkBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolmark-bench-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "toolmark")
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/toolmark").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building toolmark: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func open(t *testing.T, cfg bench.Config) *bench.Bench {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := bench.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// logTo gives the servers' logs to the test log when TOOLMARK_TEST_LOG is set.
+func logTo(t *testing.T) *bytes.Buffer {
+	var buf bytes.Buffer
+	t.Cleanup(func() {
+		if os.Getenv("TOOLMARK_TEST_LOG") != "" || t.Failed() {
+			t.Logf("server log:\n%s", buf.String())
+		}
+	})
+	return &buf
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// TestBenchEndToEnd runs tiny benches against real toolmark servers,
+// started as child processes on a real PostgreSQL, and checks that every
+// figure was measured and that the knobs reached the demo model.
+func TestBenchEndToEnd(t *testing.T) {
+	bin := toolmarkBinary(t)
+	dbURL := pgtest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	demo := bench.Demo{Delay: time.Millisecond, Tools: 2, AnswerBytes: 3000}
+
+	t.Run("run", func(t *testing.T) {
+		var progress lockedBuffer
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo,
+			Progress: &progress, ServerLog: logTo(t)})
+		r, err := b.Run(ctx, bench.Load{Turns: 3, Followers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.Problems(); len(p) > 0 {
+			t.Fatalf("problems: %v (errors %v)", p, r.Errors)
+		}
+		if r.Completed != 3 || r.Streams != 6 || r.Gaps != 0 || r.Duplicates != 0 || r.Reconnects != 0 {
+			t.Errorf("completed %d, streams %d, gaps %d, duplicates %d, reconnects %d; want 3, 6, 0, 0, 0",
+				r.Completed, r.Streams, r.Gaps, r.Duplicates, r.Reconnects)
+		}
+		// turn_queued, turn_started, round_started ×2, two tools' events, text, turn_completed.
+		if r.EventsPerTurn < 10 || r.Events < int64(6*10) {
+			t.Errorf("%d events per turn, %d in all: want at least 10 per stream", r.EventsPerTurn, r.Events)
+		}
+		if r.Delivery.N != int(r.Events) || r.FirstEvent.N != 3 || r.WholeTurn.N != 3 || r.UnloadedTurn <= 0 {
+			t.Errorf("delivery n=%d (events %d), first event n=%d, whole turn n=%d, unloaded %v",
+				r.Delivery.N, r.Events, r.FirstEvent.N, r.WholeTurn.N, r.UnloadedTurn)
+		}
+		// The answer text is 3000 bytes; the stored content adds the two tags.
+		if r.AnswerBytes < 3000 || r.AnswerBytes > 4000 {
+			t.Errorf("answer of %d bytes, want 3000 plus two tags", r.AnswerBytes)
+		}
+		if c := r.ServerCost; c == nil || c.CPU <= 0 || c.PeakRSS <= 0 || c.RSS <= 0 {
+			t.Errorf("server cost %+v: want CPU and memory", c)
+		}
+		if p := r.Postgres; p == nil || p.Xacts <= 0 || p.WriteXacts <= 0 || p.WALBytes <= 0 || p.WALPerAnswerByte <= 0 {
+			t.Errorf("postgres %+v: want transactions and WAL", p)
+		}
+		if r.Demo == nil || *r.Demo != demo || !r.StartedServer {
+			t.Errorf("demo %+v, started %v", r.Demo, r.StartedServer)
+		}
+		progress.mu.Lock()
+		out := progress.b.String()
+		progress.mu.Unlock()
+		if !strings.Contains(out, "bench: 3 turns, all at once, 2 followers each: 3/3 turns done, 0 failed") {
+			t.Errorf("progress lacks the final line:\n%s", out)
+		}
+		var text bytes.Buffer
+		if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), ": pass") {
+			t.Errorf("text (%v):\n%s", err, text.String())
+		}
+	})
+
+	t.Run("sweep", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		s, err := b.Sweep(ctx, []int{1, 3}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Steps) != 2 || s.Steps[0].Turns != 1 || s.Steps[1].Turns != 3 || s.Steps[1].Concurrency != 3 {
+			t.Fatalf("steps %+v", s.Steps)
+		}
+		if p := s.Problems(); len(p) > 0 {
+			t.Errorf("problems %v", p)
+		}
+		if rows := strings.Count(s.Table(), "\n"); rows != 4 {
+			t.Errorf("table of %d lines, want 4:\n%s", rows, s.Table())
+		}
+		var buf bytes.Buffer
+		if err := s.WritePlot(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(&buf); err != nil {
+			t.Errorf("plot: %v", err)
+		}
+	})
+
+	t.Run("idle followers", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 40, Turns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Opened != 40 || r.Failed != 0 || len(r.Problems()) > 0 {
+			t.Errorf("opened %d, failed %d, errors %v", r.Opened, r.Failed, r.Errors)
+		}
+		if r.RSSBefore <= 0 || r.RSSAfter <= 0 || r.PeakRSS < r.RSSAfter {
+			t.Errorf("RSS before %d, after %d, peak %d", r.RSSBefore, r.RSSAfter, r.PeakRSS)
+		}
+	})
+
+	t.Run("outside server", func(t *testing.T) {
+		srv, err := bench.StartServer(ctx, bench.ServerConfig{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, Log: logTo(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Stop()
+		withDB := open(t, bench.Config{Server: srv.URL, DatabaseURL: dbURL})
+		r, err := withDB.Run(ctx, bench.Load{Turns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Completed != 2 || r.StartedServer || r.ServerCost != nil || r.Demo != nil || r.Postgres == nil || r.Postgres.Xacts <= 0 {
+			t.Errorf("completed %d, started %v, server cost %+v, demo %+v, postgres %+v", r.Completed, r.StartedServer, r.ServerCost, r.Demo, r.Postgres)
+		}
+		clientOnly := open(t, bench.Config{Server: srv.URL})
+		r, err = clientOnly.Run(ctx, bench.Load{Turns: 2, Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Completed != 2 || r.Postgres != nil || r.Concurrency != 1 {
+			t.Errorf("completed %d, postgres %+v, concurrency %d", r.Completed, r.Postgres, r.Concurrency)
+		}
+		if _, err := clientOnly.Idle(ctx, bench.IdleLoad{Streams: 1}); err == nil {
+			t.Error("idle followers on an outside server: no error")
+		}
+	})
+
+	t.Run("command", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, "bench", "--turns", "2", "--followers", "2", "--demo-delay", "1ms",
+			"--demo-tools", "-1", "--stats-settle", "0", "--json", "--database-url", dbURL)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("toolmark bench: %v\n%s", err, stderr.String())
+		}
+		var r bench.Report
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("decoding --json output: %v\n%s", err, stdout.String())
+		}
+		if r.Completed != 2 || r.Streams != 4 || r.Demo == nil || r.Demo.Tools != -1 || r.Postgres == nil || r.ServerCost == nil {
+			t.Errorf("report %+v", r)
+		}
+		if !strings.Contains(stderr.String(), "2/2 turns done") {
+			t.Errorf("stderr lacks the progress line:\n%s", stderr.String())
+		}
+		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--demo-tools", "3")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--demo-tools applies to a server the bench starts") {
+			t.Errorf("--demo-tools with --server: %v, %s", err, out)
+		}
+	})
+}

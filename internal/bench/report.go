@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Duration is a time.Duration written to JSON as milliseconds.
+type Duration time.Duration
+
+// MarshalJSON writes d in milliseconds.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(ms(time.Duration(d))) }
+
+// UnmarshalJSON reads milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*d = Duration(fromMS(f))
+	return nil
+}
+
+// Report is what one load run measured. Durations are in milliseconds in
+// its JSON form, sizes in bytes.
+type Report struct {
+	Server        string `json:"server"`
+	StartedServer bool   `json:"startedServer"` // the bench started the server
+	Model         string `json:"model"`
+	Demo          *Demo  `json:"demo,omitempty"` // knobs of a started server
+	Question      string `json:"question"`
+
+	Turns       int `json:"turns"`
+	Concurrency int `json:"concurrency"`      // turns in flight at once
+	Followers   int `json:"followersPerTurn"` // streams per turn
+
+	Completed     int   `json:"completed"` // turns whose first follower saw turn_completed
+	Failed        int   `json:"failed"`    // turns not started, ended otherwise, or whose first stream broke
+	Streams       int   `json:"streams"`
+	StreamsFailed int   `json:"streamsFailed"` // streams that broke and could not be resumed
+	Reconnects    int   `json:"reconnects"`    // streams reopened with Last-Event-ID after a broken connection
+	Gaps          int   `json:"gaps"`          // events that arrived past the next expected seq
+	Missing       int64 `json:"missingEvents"` // events skipped by those gaps
+	Duplicates    int   `json:"duplicates"`    // events that arrived again
+	Events        int64 `json:"events"`        // events delivered over all streams
+
+	Elapsed         Duration `json:"elapsedMs"` // from starting the turns to the end of the last
+	EventsPerSecond float64  `json:"eventsPerSecond"`
+	TurnsPerSecond  float64  `json:"turnsPerSecond"`
+
+	Delivery   Summary `json:"delivery"`   // event time → arrival, every event of every stream
+	FirstEvent Summary `json:"firstEvent"` // POST sent → first event of the turn's first stream
+	WholeTurn  Summary `json:"wholeTurn"`  // POST sent → terminal event, completed turns
+
+	UnloadedTurn      Duration `json:"unloadedTurnMs"` // the same turn run alone before the load
+	WholeTurnRatioP50 float64  `json:"wholeTurnRatioP50"`
+	WholeTurnRatioP99 float64  `json:"wholeTurnRatioP99"`
+	AnswerBytes       int      `json:"answerBytes"`   // stored content of the turn run alone
+	EventsPerTurn     int      `json:"eventsPerTurn"` // events of the turn run alone
+
+	ServerCost *ServerCost `json:"serverCost,omitempty"` // a started server only
+	Postgres   *PGCost     `json:"postgres,omitempty"`   // with a database URL
+	ClientCost ClientCost  `json:"clientCost"`
+
+	Errors []ErrorCount `json:"errors,omitempty"`
+}
+
+// ServerCost is what a started server spent during the load.
+type ServerCost struct {
+	CPU        Duration `json:"cpuMs"`        // user + system time during the load
+	CPUPerTurn Duration `json:"cpuPerTurnMs"` //
+	Cores      float64  `json:"cores"`        // CPU time ÷ elapsed time
+	PeakRSS    int64    `json:"peakRssBytes"` // VmHWM at the end: the process's peak
+	RSS        int64    `json:"rssBytes"`     // VmRSS at the end
+}
+
+// PGCost is what PostgreSQL did during the load.
+type PGCost struct {
+	Database          string   `json:"database"`
+	Xacts             int64    `json:"transactions"` // commits + rollbacks in the database
+	XactsPerTurn      float64  `json:"transactionsPerTurn"`
+	WriteXacts        int64    `json:"writeTransactions"` // transaction ids used, whole cluster
+	WriteXactsPerTurn float64  `json:"writeTransactionsPerTurn"`
+	WALBytes          int64    `json:"walBytes"` // whole cluster
+	WALPerTurn        float64  `json:"walBytesPerTurn"`
+	WALPerAnswerByte  float64  `json:"walPerAnswerByte"` // WAL per turn ÷ answer bytes
+	CPU               Duration `json:"cpuMs,omitempty"`  // a PostgreSQL on this machine only
+	CPUPerTurn        Duration `json:"cpuPerTurnMs,omitempty"`
+}
+
+func newPGCost(d pgDelta, turns, answer int, dbURL string) *PGCost {
+	n := float64(turns)
+	c := &PGCost{
+		Database: databaseName(dbURL),
+		Xacts:    d.Xacts, XactsPerTurn: float64(d.Xacts) / n,
+		WriteXacts: d.XIDs, WriteXactsPerTurn: float64(d.XIDs) / n,
+		WALBytes: d.WALBytes, WALPerTurn: float64(d.WALBytes) / n,
+		CPU: Duration(d.CPU), CPUPerTurn: Duration(float64(d.CPU) / n),
+	}
+	c.WALPerAnswerByte = ratio(c.WALPerTurn, float64(answer))
+	return c
+}
+
+// ClientCost is what the bench itself spent: if it nears the machine's
+// cores, the figures measure the bench as much as the server.
+type ClientCost struct {
+	CPU     Duration `json:"cpuMs"`
+	Cores   float64  `json:"cores"`
+	PeakRSS int64    `json:"peakRssBytes"`
+}
+
+// ErrorCount is one kind of failure and how often it happened.
+type ErrorCount struct {
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+// add folds the turns' results into the report.
+func (r *Report) add(results []turnResult) {
+	var delivery, first, whole []time.Duration
+	errs := map[string]int{}
+	for _, t := range results {
+		if err := t.failure(); err != nil {
+			r.Failed++
+			errs[oneLine(err.Error())]++
+		} else {
+			r.Completed++
+			whole = append(whole, t.streams[0].end.Sub(t.t0))
+		}
+		if len(t.streams) > 0 && t.streams[0].events > 0 {
+			first = append(first, t.streams[0].first.Sub(t.t0))
+		}
+		for i, s := range t.streams {
+			r.Streams++
+			r.Events += int64(s.events)
+			r.Reconnects += s.reconnects
+			r.Gaps += s.check.Gaps
+			r.Missing += s.check.Missing
+			r.Duplicates += s.check.Duplicates
+			delivery = append(delivery, s.latencies...)
+			if s.err != nil {
+				r.StreamsFailed++
+				if i > 0 { // the first stream's error is the turn's
+					errs[oneLine(s.err.Error())]++
+				}
+			}
+		}
+	}
+	r.Delivery, r.FirstEvent, r.WholeTurn = Summarize(delivery), Summarize(first), Summarize(whole)
+	if r.Elapsed > 0 {
+		secs := time.Duration(r.Elapsed).Seconds()
+		r.EventsPerSecond = float64(r.Events) / secs
+		r.TurnsPerSecond = float64(r.Completed) / secs
+	}
+	r.WholeTurnRatioP50 = ratio(float64(r.WholeTurn.P50), float64(r.UnloadedTurn))
+	r.WholeTurnRatioP99 = ratio(float64(r.WholeTurn.P99), float64(r.UnloadedTurn))
+	for msg, n := range errs {
+		r.Errors = append(r.Errors, ErrorCount{msg, n})
+	}
+	slices.SortFunc(r.Errors, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Message, b.Message))
+	})
+	if len(r.Errors) > 5 {
+		r.Errors = r.Errors[:5]
+	}
+}
+
+// Problems lists what makes the run a failure: failed turns or streams,
+// gaps, duplicates. Empty means it passed.
+func (r *Report) Problems() []string {
+	var p []string
+	if r.Failed > 0 {
+		p = append(p, fmt.Sprintf("%d of %d turns failed", r.Failed, r.Turns))
+	}
+	if r.StreamsFailed > 0 {
+		p = append(p, fmt.Sprintf("%d of %d streams failed", r.StreamsFailed, r.Streams))
+	}
+	if r.Gaps > 0 {
+		p = append(p, fmt.Sprintf("%d gaps (%d events missing)", r.Gaps, r.Missing))
+	}
+	if r.Duplicates > 0 {
+		p = append(p, fmt.Sprintf("%d duplicate events", r.Duplicates))
+	}
+	return p
+}
+
+// WriteText writes the report for a person.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-13s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	shape := fmt.Sprintf("%d turns, %s, %s each", r.Turns, atOnce(r.Concurrency, r.Turns), plural(r.Followers, "follower"))
+	if r.Demo != nil {
+		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes))
+	}
+	line("load", "%s", shape)
+	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
+	line("turns", "%d completed, %d failed in %s (%.1f turns/s)", r.Completed, r.Failed, fmtDur(time.Duration(r.Elapsed)), r.TurnsPerSecond)
+	line("events", "%d delivered over %d streams (%.0f events/s); %d per turn", r.Events, r.Streams, r.EventsPerSecond, r.EventsPerTurn)
+	verdict := "pass"
+	if len(r.Problems()) > 0 {
+		verdict = "FAIL"
+	}
+	line("streams", "%d gaps, %d duplicates, %d failed, %d reconnections: %s", r.Gaps, r.Duplicates, r.StreamsFailed, r.Reconnects, verdict)
+	line("delivery", "%s", fmtSummary(r.Delivery))
+	line("first event", "%s", fmtSummary(r.FirstEvent))
+	line("whole turn", "%s", fmtSummary(r.WholeTurn))
+	line("unloaded", "%s alone; loaded ÷ unloaded: p50 %.2f×, p99 %.2f×", fmtDur(time.Duration(r.UnloadedTurn)), r.WholeTurnRatioP50, r.WholeTurnRatioP99)
+	if c := r.ServerCost; c != nil {
+		line("server cost", "CPU %s (%s per turn, %.2f cores), peak RSS %s", fmtDur(time.Duration(c.CPU)), fmtDur(time.Duration(c.CPUPerTurn)), c.Cores, fmtBytes(float64(c.PeakRSS)))
+	}
+	if p := r.Postgres; p != nil {
+		line("postgresql", "%.1f transactions per turn (%.1f writing), WAL %s per turn for a %s answer (%.1f×)",
+			p.XactsPerTurn, p.WriteXactsPerTurn, fmtBytes(p.WALPerTurn), fmtBytes(float64(r.AnswerBytes)), p.WALPerAnswerByte)
+		if p.CPU > 0 {
+			line("", "CPU %s (%s per turn)", fmtDur(time.Duration(p.CPU)), fmtDur(time.Duration(p.CPUPerTurn)))
+		}
+	}
+	line("bench cost", "CPU %s (%.2f cores), peak RSS %s", fmtDur(time.Duration(r.ClientCost.CPU)), r.ClientCost.Cores, fmtBytes(float64(r.ClientCost.PeakRSS)))
+	for _, e := range r.Errors {
+		line("error", "%d× %s", e.Count, e.Message)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func atOnce(conc, turns int) string {
+	if conc >= turns {
+		return "all at once"
+	}
+	return fmt.Sprintf("%d at once", conc)
+}
+
+func fmtSummary(s Summary) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("p50 %s  p95 %s  p99 %s  max %s  (n=%d)", fmtDur(s.P50), fmtDur(s.P95), fmtDur(s.P99), fmtDur(s.Max), s.N)
+}
+
+// fmtDur writes d with three significant digits: 0.42 ms, 12.3 ms, 1.23 s.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + fmtDur(-d)
+	case d < time.Second:
+		return sig3(float64(d)/1e6) + " ms"
+	case d < 100*time.Second:
+		return sig3(d.Seconds()) + " s"
+	}
+	return d.Round(time.Second).String()
+}
+
+// fmtBytes writes n bytes in B, KiB, MiB or GiB.
+func fmtBytes(n float64) string {
+	if n < 0 {
+		return "-" + fmtBytes(-n)
+	}
+	units := []string{"B", "KiB", "MiB", "GiB"}
+	i := 0
+	for n >= 1024 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", n)
+	}
+	return sig3(n) + " " + units[i]
+}
+
+// sig3 writes f with three significant digits (at least the units).
+func sig3(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// oneLine makes an error message one short line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = toolcallmarkup.Truncate(s, 200) + "…"
+	}
+	return s
+}

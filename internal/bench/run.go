@@ -1,0 +1,325 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/toolmark/toolmark"
+)
+
+// Load is the shape of one load run.
+type Load struct {
+	// Turns is the number of turns in all (at least 1).
+	Turns int
+	// Concurrency is how many turns are in flight at once; 0 (or Turns or
+	// more) starts them all at once.
+	Concurrency int
+	// Followers is the number of streams that follow each turn (default 1).
+	Followers int
+}
+
+func (l Load) check() (Load, error) {
+	if l.Turns < 1 {
+		return l, errors.New("a run needs at least 1 turn")
+	}
+	if l.Followers == 0 {
+		l.Followers = 1
+	}
+	if l.Followers < 0 || l.Concurrency < 0 {
+		return l, errors.New("followers and concurrency cannot be negative")
+	}
+	if l.Concurrency == 0 || l.Concurrency > l.Turns {
+		l.Concurrency = l.Turns
+	}
+	return l, nil
+}
+
+// Run runs one load and reports it. Against a server the bench starts, the
+// server is fresh, and stopped at the end.
+func (b *Bench) Run(ctx context.Context, l Load) (*Report, error) {
+	l, err := l.check()
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.startTarget(ctx, b.cfg.Demo)
+	if err != nil {
+		return nil, err
+	}
+	defer t.stop()
+	return b.run(ctx, t, l)
+}
+
+// turnResult is what the bench saw of one turn.
+type turnResult struct {
+	id      string
+	err     error // the turn could not be started
+	t0      time.Time
+	streams []streamResult
+}
+
+// costs is a sample of what the bench reads of the server's and its own
+// resources.
+type costs struct {
+	server *proc
+	self   proc
+	pg     *pgSample
+}
+
+func (b *Bench) sampleCosts(ctx context.Context, t *target) (costs, error) {
+	var c costs
+	var err error
+	if t.server != nil {
+		p, err := t.server.usage()
+		if err != nil {
+			return c, err
+		}
+		c.server = &p
+	}
+	if c.self, err = readProc(os.Getpid()); err != nil {
+		return c, err
+	}
+	if b.stats != nil {
+		s, err := b.stats.sample(ctx)
+		if err != nil {
+			return c, err
+		}
+		c.pg = &s
+	}
+	return c, nil
+}
+
+func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
+	s := b.session(t)
+	defer s.close()
+	info, err := s.api.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the server: %w", err)
+	}
+	rep := &Report{
+		Server: t.url, StartedServer: t.server != nil, Model: info.Model, Question: b.cfg.Question,
+		Turns: l.Turns, Concurrency: l.Concurrency, Followers: l.Followers,
+	}
+	if t.server != nil {
+		d := b.cfg.Demo
+		rep.Demo = &d
+	}
+	b.out.say("creating %d conversations", l.Turns+1)
+	convs, err := b.conversations(ctx, s, l.Turns+1)
+	if err != nil {
+		return nil, err
+	}
+
+	b.out.say("running one turn alone")
+	ref := b.turn(ctx, s, convs[0], 1)
+	if err := ref.failure(); err != nil {
+		return nil, fmt.Errorf("the turn run alone failed: %w", err)
+	}
+	rep.UnloadedTurn = Duration(ref.streams[0].end.Sub(ref.t0))
+	st, err := s.api.GetTurn(ctx, ref.id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer of the turn run alone: %w", err)
+	}
+	rep.AnswerBytes = len(st.Content)
+	rep.EventsPerTurn = ref.streams[0].events
+	b.out.say("the turn alone took %s; its answer is %s", fmtDur(time.Duration(rep.UnloadedTurn)), fmtBytes(float64(rep.AnswerBytes)))
+	if err := b.settle(ctx); err != nil {
+		return nil, err
+	}
+
+	before, err := b.sampleCosts(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	results, elapsed := b.load(ctx, s, convs[1:], l)
+	after, err := b.sampleCosts(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	// Connections the transport dialled but never used look new to the
+	// server, whose shutdown waits 5 s for them: close them now.
+	s.close()
+	rep.Elapsed = Duration(elapsed)
+	rep.add(results)
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("the run was cut short: %w", err)
+	}
+	if err := b.finishCosts(ctx, t, rep, before, after); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// finishCosts fills the server, PostgreSQL and client costs of a run. It
+// stops a started server first, so that PostgreSQL publishes the
+// transaction counts of its connections.
+func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before, after costs) error {
+	turns := float64(rep.Turns)
+	if before.server != nil {
+		cpu := after.server.CPU - before.server.CPU
+		rep.ServerCost = &ServerCost{
+			CPU: Duration(cpu), CPUPerTurn: Duration(float64(cpu) / turns),
+			Cores:   ratio(float64(cpu), float64(rep.Elapsed)),
+			PeakRSS: after.server.PeakRSS, RSS: after.server.RSS,
+		}
+	}
+	cpu := after.self.CPU - before.self.CPU
+	rep.ClientCost = ClientCost{CPU: Duration(cpu), Cores: ratio(float64(cpu), float64(rep.Elapsed)), PeakRSS: after.self.PeakRSS}
+	if before.pg == nil {
+		return nil
+	}
+	if t.server != nil {
+		if err := t.stop(); err != nil {
+			return err
+		}
+	} else if err := b.settle(ctx); err != nil {
+		return err
+	}
+	final, err := b.stableXacts(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := b.stats.delta(ctx, *before.pg, *after.pg)
+	if err != nil {
+		return err
+	}
+	d.Xacts = final - before.pg.Xacts
+	rep.Postgres = newPGCost(d, rep.Turns, rep.AnswerBytes, b.dbURL)
+	return nil
+}
+
+// stableXacts reads the transaction count until two readings 300 ms apart
+// differ by no more than a reading's own transactions (backends of a
+// stopped server publish theirs as they exit), for at most 5 s.
+func (b *Bench) stableXacts(ctx context.Context) (int64, error) {
+	prev := int64(-1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := b.stats.sample(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if (prev >= 0 && s.Xacts-prev <= ownXacts) || time.Now().After(deadline) {
+			return s.Xacts, nil
+		}
+		prev = s.Xacts
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// conversations creates n conversations, a few at a time.
+func (b *Bench) conversations(ctx context.Context, s *session, n int) ([]string, error) {
+	ids := make([]string, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			c, err := s.api.CreateConversation(ctx, fmt.Sprintf("bench %d", i))
+			ids[i], errs[i] = c.ID, err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("creating conversations: %w", err)
+	}
+	return ids, nil
+}
+
+// load runs one turn in each conversation, l.Concurrency at a time (all
+// released at the same instant), and returns the results and the time from
+// the release to the end of the last turn.
+func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([]turnResult, time.Duration) {
+	results := make([]turnResult, len(convs))
+	start := make(chan struct{})
+	sem := make(chan struct{}, l.Concurrency)
+	p := b.out.start(fmt.Sprintf("%d turns, %s, %s each", l.Turns, atOnce(l.Concurrency, l.Turns), plural(l.Followers, "follower")), l.Turns, "turns")
+	s.streams.onEvent = p.event
+	var wg sync.WaitGroup
+	for i, conv := range convs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = b.turn(ctx, s, conv, l.Followers)
+			p.turnDone(results[i].failure() == nil)
+		}()
+	}
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(began)
+	s.streams.onEvent = nil
+	p.finish()
+	return results, elapsed
+}
+
+// turn starts a turn and follows it with n streams, opened as soon as the
+// POST returns.
+func (b *Bench) turn(ctx context.Context, s *session, conv string, n int) turnResult {
+	r := turnResult{t0: time.Now()}
+	ti, err := s.api.PostTurn(ctx, conv, b.cfg.Question, "")
+	if err != nil {
+		r.err = fmt.Errorf("starting a turn: %w", err)
+		return r
+	}
+	r.id = ti.Turn.ID
+	r.streams = make([]streamResult, n)
+	var wg sync.WaitGroup
+	for f := 1; f < n; f++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.streams[f] = s.streams.follow(ctx, r.id, nil)
+		}()
+	}
+	r.streams[0] = s.streams.follow(ctx, r.id, nil)
+	wg.Wait()
+	return r
+}
+
+// failure returns why a turn did not complete as seen by its first
+// follower, or nil.
+func (r *turnResult) failure() error {
+	switch {
+	case r.err != nil:
+		return r.err
+	case len(r.streams) == 0:
+		return errors.New("no stream")
+	case r.streams[0].terminal == toolmark.EventTurnCompleted:
+		return nil
+	case r.streams[0].terminal != "":
+		msg := string(r.streams[0].terminal)
+		if r.streams[0].endError != "" {
+			msg += ": " + r.streams[0].endError
+		}
+		return errors.New(msg)
+	case r.streams[0].err != nil:
+		return r.streams[0].err
+	}
+	return errors.New("the turn did not end")
+}
+
+// endData decodes a terminal event's error text.
+func endData(data string) string {
+	var e struct {
+		Data toolmark.TurnEndData `json:"data"`
+	}
+	if json.Unmarshal([]byte(data), &e) != nil {
+		return ""
+	}
+	return e.Data.Error
+}

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+)
+
+// newHTTPClient returns the bench's HTTP client: one transport for every
+// request and stream, with no limit on connections per host (a stream
+// holds its connection for the turn's life) and enough idle connections
+// kept that thousands of turns reuse them instead of dialling again.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil, // the server is on this machine
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0, // no limit
+		MaxIdleConnsPerHost: 4096,
+		MaxConnsPerHost:     0, // no limit
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+// maxReconnects is how many times a stream is reopened (with Last-Event-ID)
+// after its connection fails, before it counts as failed.
+const maxReconnects = 3
+
+// eventHead is the part of an event the bench decodes.
+type eventHead struct {
+	Seq  int64              `json:"seq"`
+	Type toolmark.EventType `json:"type"`
+	Time time.Time          `json:"time"`
+}
+
+// streamResult is what one follower saw.
+type streamResult struct {
+	check      SeqCheck
+	latencies  []time.Duration // arrival - event time, per event
+	events     int
+	first      time.Time          // arrival of the first event
+	end        time.Time          // arrival of the terminal event
+	terminal   toolmark.EventType // "" when the stream never ended
+	endError   string             // the terminal event's error text
+	reconnects int
+	err        error
+}
+
+// streamer opens event streams on one server.
+type streamer struct {
+	base  string
+	token string
+	hc    *http.Client
+	// onEvent is called for every event received (progress counting).
+	onEvent func()
+}
+
+// follow reads a turn's stream from the start until its terminal event,
+// checking the sequence and timing every event. ready, if not nil, is
+// closed at the first event (or when the stream fails before one).
+func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struct{}) streamResult {
+	var r streamResult
+	signal := func() {
+		if ready != nil {
+			close(ready)
+			ready = nil
+		}
+	}
+	defer signal()
+	for attempt := 0; ; attempt++ {
+		err := s.once(ctx, turnID, &r, signal)
+		if err == nil || ctx.Err() != nil {
+			if err == nil && r.terminal == "" {
+				err = errors.New("stream ended without a terminal event")
+			}
+			if ctx.Err() != nil && r.terminal == "" {
+				err = ctx.Err()
+			}
+			r.err = err
+			return r
+		}
+		if attempt == maxReconnects {
+			r.err = err
+			return r
+		}
+		r.reconnects++
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// once makes one connection and reads it until the terminal event (nil)
+// or an error.
+func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, firstEvent func()) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/api/turns/"+url.PathEscape(turnID)+"/events", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	if last := r.check.Last(); last > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(last, 10))
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("opening the stream: %w", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("opening the stream: HTTP %d: %s", resp.StatusCode, oneLine(string(b)))
+	}
+	rd := client.NewReader(resp.Body)
+	for {
+		fr, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("the stream ended before the turn's terminal event")
+			}
+			return fmt.Errorf("reading the stream: %w", unwrapURLError(err))
+		}
+		if fr.Data == "" {
+			continue
+		}
+		now := time.Now()
+		var ev eventHead
+		if err := json.Unmarshal([]byte(fr.Data), &ev); err != nil {
+			return fmt.Errorf("decoding event %q: %w", fr.ID, err)
+		}
+		if ev.Type == "" {
+			ev.Type = toolmark.EventType(fr.Event)
+		}
+		r.events++
+		if r.events == 1 {
+			r.first = now
+			firstEvent()
+		}
+		if s.onEvent != nil {
+			s.onEvent()
+		}
+		if !ev.Time.IsZero() {
+			r.latencies = append(r.latencies, now.Sub(ev.Time))
+		}
+		if ev.Type == toolmark.EventSnapshot {
+			var snap struct {
+				Data toolmark.SnapshotData `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(fr.Data), &snap); err != nil {
+				return fmt.Errorf("decoding a snapshot: %w", err)
+			}
+			r.check.Snapshot(snap.Data.Seq)
+			continue
+		}
+		r.check.Observe(ev.Seq)
+		if ev.Type.Terminal() {
+			r.terminal, r.end = ev.Type, now
+			if ev.Type != toolmark.EventTurnCompleted {
+				r.endError = endData(fr.Data)
+			}
+			return nil
+		}
+	}
+}
+
+// unwrapURLError drops the method and URL net/http puts in front of a
+// transport error: the bench names the operation itself.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+// Package sse writes the Server-Sent Events frame of a turn's event: the
+// one wire encoding shared by the runner, which builds each committed
+// event's frame once for all its followers, and the api package.
+package sse
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/toolmark/toolmark"
+)
+
+// AppendEvent appends the SSE frame of e to dst and returns the extended
+// buffer and where e's data lies in it (frame[start:end] is e.Data). The
+// frame is
+//
+//	id: <seq>
+//	event: <type>
+//	data: <the event as one line of JSON>
+//
+// followed by a blank line. The JSON is what json.Marshal(e) writes, built
+// without reflection: e.Data is copied as it is and must be compact JSON as
+// json.Marshal writes it (so it holds no newline and cannot end the frame
+// early).
+func AppendEvent(dst []byte, e toolmark.Event) (frame []byte, start, end int) {
+	dst = append(dst, "id: "...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, "\nevent: "...)
+	dst = append(dst, e.Type...)
+	dst = append(dst, "\ndata: {\"seq\":"...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"turnId":`...)
+	dst = appendString(dst, e.TurnID)
+	dst = append(dst, `,"messageId":`...)
+	dst = appendString(dst, e.MessageID)
+	dst = append(dst, `,"type":`...)
+	dst = appendString(dst, string(e.Type))
+	dst = append(dst, `,"time":"`...)
+	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","data":`...)
+	start = len(dst)
+	if len(e.Data) == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, e.Data...)
+	}
+	end = len(dst)
+	dst = append(dst, "}\n\n"...)
+	return dst, start, end
+}
+
+// appendString appends s as a JSON string the way json.Marshal writes it.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// AppendComment appends an SSE comment line, which clients ignore and which
+// keeps proxies from closing an idle stream.
+func AppendComment(dst []byte, text string) []byte {
+	dst = append(dst, ": "...)
+	dst = append(dst, text...)
+	return append(dst, "\n\n"...)
+}

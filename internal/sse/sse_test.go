@@ -1,0 +1,42 @@
+package sse
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+)
+
+// TestAppendEventMatchesMarshal: the hand-built frame carries exactly what
+// json.Marshal writes for the event.
+func TestAppendEventMatchesMarshal(t *testing.T) {
+	data, _ := json.Marshal(toolmark.ToolCallData{ToolCallID: "c<1>", Markup: `<ToolCall type="a" status="running" toolCallId="c&1">`, Error: "é\u2028\x01"})
+	for _, e := range []toolmark.Event{
+		{Seq: 7, TurnID: "0b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c", MessageID: "m", Type: toolmark.EventToolCallRunning, Time: time.Date(2026, 1, 2, 3, 4, 5, 678900000, time.UTC), Data: data},
+		{Seq: 1, TurnID: "we\"ird\n", MessageID: "<m>", Type: "x&y", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: json.RawMessage(`{}`)},
+		{Seq: 2, TurnID: "t", Type: toolmark.EventTurnQueued, Time: time.Unix(0, 1000).UTC()},
+	} {
+		body, _ := json.Marshal(e)
+		want := fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, body)
+		got, start, end := AppendEvent(nil, e)
+		if string(got) != want {
+			t.Errorf("frame\ngot  %q\nwant %q", got, want)
+		}
+		if len(e.Data) > 0 && string(got[start:end]) != string(e.Data) {
+			t.Errorf("data span %q, want %q", got[start:end], e.Data)
+		}
+	}
+}
+
+func BenchmarkAppendEvent(b *testing.B) {
+	data, _ := json.Marshal(toolmark.TextDeltaData{Text: "a chunk of streamed answer text"})
+	e := toolmark.Event{Seq: 42, TurnID: "0b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c", MessageID: "1b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c",
+		Type: toolmark.EventTextDelta, Time: time.Now().UTC(), Data: data}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _, _ = AppendEvent(buf[:0], e)
+	}
+}

@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+)
+
+// committer persists the events of every turn of this replica in group
+// commits: at most one transaction in flight, each holding everything all
+// turns emitted since the previous one began, at most one per
+// BatchInterval. Under load a transaction carries the events of hundreds of
+// turns in a few statements; alone, a turn's events wait at most one
+// window. Once a transaction commits, its events go to the hub (persist,
+// then publish).
+type committer struct {
+	r      *Runner
+	mu     sync.Mutex
+	list   []*job
+	wake   chan struct{}
+	quit   chan struct{}
+	exited chan struct{}
+}
+
+func newCommitter(r *Runner) *committer {
+	return &committer{r: r, wake: make(chan struct{}, 1), quit: make(chan struct{}), exited: make(chan struct{})}
+}
+
+// mark queues j for the next group commit.
+func (c *committer) mark(j *job) {
+	j.mu.Lock()
+	first := !j.dirty
+	j.dirty = true
+	j.mu.Unlock()
+	if !first {
+		return
+	}
+	c.mu.Lock()
+	c.list = append(c.list, j)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the loop once what is queued is committed.
+func (c *committer) stop() {
+	close(c.quit)
+	<-c.exited
+}
+
+func (c *committer) run(ctx context.Context) {
+	defer close(c.exited)
+	var last time.Time
+	for {
+		select {
+		case <-c.wake:
+		case <-c.quit:
+			c.flush(context.WithoutCancel(ctx))
+			return
+		}
+		if wait := c.r.cfg.BatchInterval - time.Since(last); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-c.quit:
+			}
+		}
+		last = time.Now()
+		c.flush(context.WithoutCancel(ctx))
+	}
+}
+
+// flush commits what every queued turn has pending, retrying a failed
+// transaction with backoff for up to RetryFor.
+func (c *committer) flush(ctx context.Context) {
+	c.mu.Lock()
+	jobs := c.list
+	c.list = nil
+	c.mu.Unlock()
+	if len(jobs) == 0 {
+		return
+	}
+	writes := make([]store.TurnWrite, 0, len(jobs))
+	events := make([][]toolmark.Event, 0, len(jobs))
+	owners := make([]*job, 0, len(jobs))
+	n := 0
+	for _, j := range jobs {
+		w, evs, ok := j.take()
+		if !ok {
+			continue
+		}
+		writes, events, owners = append(writes, w), append(events, evs), append(owners, j)
+		n += len(evs)
+	}
+	if len(writes) == 0 {
+		return
+	}
+	start := time.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		err := c.r.cfg.Store.Commit(ctx, c.r.cfg.Owner, writes)
+		var refused *store.RefusedError
+		if err == nil || errors.As(err, &refused) {
+			c.r.cfg.Metrics.BatchPersisted(n, time.Since(start))
+			c.r.log.Debug("group commit", "turns", len(writes), "events", n, "took", time.Since(start))
+			for i, w := range writes {
+				j := owners[i]
+				if refused != nil {
+					if why, ok := refused.Turns[w.TurnID]; ok {
+						if errors.Is(why, store.ErrLeaseLost) {
+							j.log.Error("the store refused the turn's events: its lease is lost", "err", why)
+							j.fail(errLeaseLost)
+						} else {
+							j.log.Error("the store refused the turn's events", "err", why)
+							j.fail(why)
+						}
+						continue
+					}
+				}
+				frames := make([]Frame, len(events[i]))
+				for k, e := range events[i] {
+					frames[k] = NewFrame(e)
+				}
+				c.r.hub.Publish(w.TurnID, frames)
+				j.committedWrite(w)
+			}
+			return
+		}
+		if !store.Transient(err) || time.Since(start) > c.r.cfg.RetryFor {
+			c.r.log.Error("persisting events failed; the turns of the batch stop", "turns", len(writes), "err", err)
+			for _, j := range owners {
+				j.fail(toolmark.Errorf(toolmark.EUNAVAILABLE, "the answer could not be saved"))
+			}
+			return
+		}
+		c.r.log.Warn("persisting events failed; retrying", "turns", len(writes), "backoff", backoff, "err", err)
+		time.Sleep(backoff)
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}

@@ -1,0 +1,313 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/glamour/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/statustext"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// The palette: every colour the terminal client uses.
+var (
+	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	styleErr     = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	styleMuted   = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleSpinner = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
+	styleName    = lipgloss.NewStyle().Bold(true)
+	styleUser    = lipgloss.NewStyle().Foreground(lipgloss.Color("4")).Bold(true)
+	styleWarn    = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+	styleHeader  = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleLabel   = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
+)
+
+// Marks of final tool-call statuses.
+const (
+	markOK        = "✓"
+	markErr       = "✗"
+	markCancelled = "⊘"
+)
+
+// renderer turns a turn's state into terminal lines: the answer's text as
+// rendered markdown, a line per tool call (collapsed) or a block with its
+// full parameters and result (expanded), and the task list. It caches the
+// markdown of text runs, so a streaming turn re-renders only its last run.
+type renderer struct {
+	width int
+	md    *glamour.TermRenderer
+	cache map[string]string
+}
+
+func newRenderer(width int) *renderer {
+	r := &renderer{width: max(width, 20), cache: map[string]string{}}
+	md, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(r.width-4))
+	if err == nil {
+		r.md = md
+	}
+	return r
+}
+
+// markdown renders one run of answer text (already sanitised).
+func (r *renderer) markdown(text string) string {
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	if out, ok := r.cache[text]; ok {
+		return out
+	}
+	out := text
+	if r.md != nil {
+		if s, err := r.md.Render(text); err == nil {
+			out = strings.Trim(s, "\n")
+		}
+	}
+	if len(r.cache) > 512 {
+		clear(r.cache)
+	}
+	r.cache[text] = out
+	return out
+}
+
+// turnView is what the renderer needs of a turn besides its state.
+type turnView struct {
+	acc      *client.Accumulator
+	expanded bool
+	frame    string // the spinner's current frame
+}
+
+// turn renders a turn's answer.
+func (r *renderer) turn(v turnView) string {
+	var b strings.Builder
+	if todos := v.acc.Todos(); len(todos) > 0 {
+		b.WriteString(r.todos(todos))
+		b.WriteString("\n")
+	}
+	content := v.acc.Content()
+	spans := toolcallmarkup.Scan(content)
+	depth := make([]int, len(spans))
+	last := 0
+	text := func(s string) {
+		if md := r.markdown(Sanitize(toolcallmarkup.RestoreText(s))); md != "" {
+			b.WriteString(md)
+			b.WriteString("\n")
+		}
+	}
+	for i, sp := range spans {
+		if sp.Parent >= 0 {
+			depth[i] = depth[sp.Parent] + 1
+		} else {
+			text(content[last:sp.Start])
+			last = sp.End
+		}
+		c, ok := v.acc.ToolCall(sp.Call.ID)
+		if !ok {
+			c = client.ToolCall{ID: sp.Call.ID, Name: sp.Call.Type, Status: sp.Call.Status, Error: sp.Call.Error}
+		}
+		c.Markup = content[sp.Start:sp.OpenEnd]
+		if v.expanded {
+			b.WriteString(r.toolBlock(c, depth[i]))
+		} else {
+			b.WriteString(r.toolLine(c, depth[i], v.frame))
+		}
+		b.WriteString("\n")
+	}
+	text(content[last:])
+	if end, ok := v.acc.End(); ok && end.Status != toolmark.TurnCompleted {
+		b.WriteString(endLine(end))
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// endLine is the one line that tells how a turn that did not complete
+// ended.
+func endLine(end toolmark.TurnEndData) string {
+	switch end.Status {
+	case toolmark.TurnCancelled:
+		return styleMuted.Render(markCancelled + " Answer cancelled")
+	case toolmark.TurnInterrupted:
+		return styleErr.Render(markErr + " Answer interrupted")
+	}
+	msg := "Answer failed"
+	if end.Error != "" {
+		msg += ": " + SanitizeLine(end.Error)
+	}
+	return styleErr.Render(markErr + " " + msg)
+}
+
+// icon is a call's status mark: the spinner while it is open.
+func icon(c client.ToolCall, frame string) string {
+	switch c.Status {
+	case toolcallmarkup.StatusSuccess:
+		return styleOK.Render(markOK)
+	case toolcallmarkup.StatusError:
+		return styleErr.Render(markErr)
+	case toolcallmarkup.StatusCancelled:
+		return styleMuted.Render(markCancelled)
+	}
+	return styleSpinner.Render(frame)
+}
+
+// statusText is the line the server wrote for c, or the one its tag gives.
+func statusText(c client.ToolCall) string {
+	if c.StatusText != "" {
+		return c.StatusText
+	}
+	tc, err := toolcallmarkup.ParseOpenTag(c.Markup)
+	if err != nil {
+		tc = toolcallmarkup.ToolCall{ID: c.ID, Type: c.Name, Status: c.Status, Error: c.Error}
+	}
+	return statustext.Text(tc)
+}
+
+// toolLine is the collapsed view of a call: one line with its mark, name,
+// compact parameters and what it is doing or what came of it.
+func (r *renderer) toolLine(c client.ToolCall, depth int, frame string) string {
+	var detail string
+	switch {
+	case c.Status == toolcallmarkup.StatusSuccess:
+		detail = firstNonEmpty(c.Result, statusText(c))
+	case c.Status == toolcallmarkup.StatusError:
+		detail = styleErr.Render(SanitizeLine(firstNonEmpty(c.Error, statusText(c))))
+	case c.Status == toolcallmarkup.StatusCancelled:
+		detail = "cancelled"
+	case c.Stage == client.StageStart:
+		detail = "preparing…"
+	case c.Stage == client.StageRunning:
+		detail = statusText(c)
+	}
+	line := strings.Repeat("  ", depth) + icon(c, frame) + " " + styleName.Render(SanitizeLine(c.Name))
+	if p := compactParams(c); p != "" {
+		line += " " + styleMuted.Render(p)
+	}
+	if detail != "" {
+		line += styleMuted.Render(" · ") + SanitizeLine(detail)
+	}
+	return ansi.Truncate(line, r.width, "…")
+}
+
+// compactParams shows a call's arguments on one line: key="value" pairs
+// in key order, or the raw argument text while it does not parse yet.
+func compactParams(c client.ToolCall) string {
+	const maxValue = 48
+	if len(c.Args) == 0 {
+		return statustext.Truncate(SanitizeLine(c.ArgsText), 2*maxValue)
+	}
+	keys := make([]string, 0, len(c.Args))
+	for k := range c.Args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var v string
+		switch x := c.Args[k].(type) {
+		case string:
+			v = `"` + statustext.Truncate(x, maxValue) + `"`
+		default:
+			b, _ := json.Marshal(x)
+			v = statustext.Truncate(string(b), maxValue)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return SanitizeLine(strings.Join(parts, " "))
+}
+
+// toolBlock is the expanded view of a call: its line, then its full
+// parameters and its result or error.
+func (r *renderer) toolBlock(c client.ToolCall, depth int) string {
+	pad := strings.Repeat("  ", depth)
+	var b strings.Builder
+	head := pad + icon(c, "…") + " " + styleName.Render(SanitizeLine(c.Name)) + " " + styleMuted.Render(SanitizeLine(c.ID))
+	b.WriteString(ansi.Truncate(head, r.width, "…"))
+	b.WriteString("\n" + pad + "  " + SanitizeLine(statusText(c)))
+	body := func(label, text string) {
+		b.WriteString("\n" + pad + "  " + styleLabel.Render(label))
+		wrapped := ansi.Wrap(Sanitize(text), max(r.width-len(pad)-4, 10), "")
+		for _, l := range strings.Split(wrapped, "\n") {
+			b.WriteString("\n" + pad + "    " + l)
+		}
+	}
+	switch {
+	case len(c.Args) > 0:
+		pretty, _ := json.MarshalIndent(c.Args, "", "  ")
+		body("parameters", string(pretty))
+	case c.ArgsText != "":
+		body("parameters", c.ArgsText)
+	}
+	if c.Result != "" {
+		body("result", c.Result)
+	}
+	if c.Error != "" {
+		body("error", c.Error)
+	}
+	return b.String()
+}
+
+var todoMarks = map[toolmark.TodoStatus]string{
+	toolmark.TodoPending:     "○",
+	toolmark.TodoInProgress:  "◐",
+	toolmark.TodoDone:        markOK,
+	toolmark.TodoCancelled:   markCancelled,
+	toolmark.TodoInterrupted: markErr,
+}
+
+// todos renders the task list as a checklist with a done/total count.
+func (r *renderer) todos(todos []toolmark.Todo) string {
+	done := 0
+	for _, t := range todos {
+		if t.Status == toolmark.TodoDone {
+			done++
+		}
+	}
+	var b strings.Builder
+	b.WriteString(styleName.Render("Plan") + styleMuted.Render(fmt.Sprintf(" %d/%d", done, len(todos))))
+	for _, t := range todos {
+		mark := todoMarks[t.Status]
+		if mark == "" {
+			mark = "○"
+		}
+		item := SanitizeLine(t.Text)
+		switch t.Status {
+		case toolmark.TodoDone:
+			mark = styleOK.Render(mark)
+			item = styleMuted.Render(item)
+		case toolmark.TodoInProgress:
+			mark = styleSpinner.Render(mark)
+			item = styleName.Render(item)
+		case toolmark.TodoCancelled, toolmark.TodoInterrupted:
+			mark = styleMuted.Render(mark)
+			item = styleMuted.Render(item)
+		}
+		b.WriteString("\n" + ansi.Truncate("  "+mark+" "+item, r.width, "…"))
+	}
+	return b.String()
+}
+
+// statusLine is the line under a running turn until its first token: the
+// running tool's status text, or "Thinking…".
+func statusLine(acc *client.Accumulator, frame string) string {
+	text := "Thinking…"
+	for _, c := range slices.Backward(acc.ToolCalls()) {
+		if !c.Status.Final() {
+			text = statusText(c)
+			break
+		}
+	}
+	return styleSpinner.Render(frame) + " " + styleMuted.Render(SanitizeLine(text))
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// acc applies made-up events to a new Accumulator.
+func acc(t *testing.T, events ...any) *client.Accumulator {
+	t.Helper()
+	a := client.NewAccumulator(nil)
+	for i := 0; i < len(events); i += 2 {
+		data, _ := json.Marshal(events[i+1])
+		ev, err := client.DecodeEvent(toolmark.Event{Seq: int64(i/2 + 1), Type: events[i].(toolmark.EventType), Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+func call(st toolcallmarkup.Status, d toolmark.ToolCallData) toolmark.ToolCallData {
+	tc := toolcallmarkup.ToolCall{ID: "c1", Type: "fetch_url", Status: st, Attrs: []toolcallmarkup.Attr{{Key: "url", Value: "http://x/\x1b]0;t\x07"}}}
+	d.ToolCallID, d.Name, d.Status, d.Markup = "c1", "fetch_url", string(st), toolcallmarkup.OpenTag(tc)
+	return d
+}
+
+func TestToolLineStages(t *testing.T) {
+	r := newRenderer(100)
+	steps := []any{toolmark.EventToolCallStarted, call(toolcallmarkup.StatusPending, toolmark.ToolCallData{})}
+	view := func() string { return Sanitize(r.turn(turnView{acc: acc(t, steps...), frame: "⠋"})) }
+	if got := view(); !strings.Contains(got, "⠋ fetch_url · preparing…") {
+		t.Errorf("start: %q", got)
+	}
+	steps = append(steps, toolmark.EventToolCallDelta, call(toolcallmarkup.StatusPending, toolmark.ToolCallData{Chunk: `{"url":"http://x`, Accumulated: `{"url":"http://x`, Arguments: map[string]any{"url": "http://x"}}))
+	if got := view(); !strings.Contains(got, `⠋ fetch_url url="http://x"`) {
+		t.Errorf("streaming: %q", got)
+	}
+	steps = append(steps, toolmark.EventToolCallRunning, call(toolcallmarkup.StatusRunning, toolmark.ToolCallData{}))
+	if got := view(); !strings.Contains(got, "· Fetching: http://x/") {
+		t.Errorf("running: %q", got)
+	}
+	steps = append(steps, toolmark.EventToolCallError, call(toolcallmarkup.StatusError, toolmark.ToolCallData{Error: "refused \x1b[41mred"}))
+	got := view()
+	if !strings.Contains(got, "✗ fetch_url") || !strings.Contains(got, "refused red") {
+		t.Errorf("end: %q", got)
+	}
+	if raw := r.turn(turnView{acc: acc(t, steps...), frame: "⠋"}); strings.Contains(raw, "\x1b]0;") || strings.Contains(raw, "\x1b[41m") {
+		t.Errorf("a server's escape sequence reached the output: %q", raw)
+	}
+	if got := Sanitize(r.turn(turnView{acc: acc(t, steps...), expanded: true})); !strings.Contains(got, `"url": "http://x"`) || !strings.Contains(got, "error") {
+		t.Errorf("expanded: %q", got)
+	}
+}
+
+func TestTodosAndEndLine(t *testing.T) {
+	r := newRenderer(80)
+	a := acc(t,
+		toolmark.EventTodoUpdate, toolmark.TodoUpdateData{Todos: []toolmark.Todo{{Text: "one", Status: toolmark.TodoDone}, {Text: "two", Status: toolmark.TodoCancelled}}},
+		toolmark.EventTextDelta, toolmark.TextDeltaData{Text: "partial"},
+		toolmark.EventTurnCancelled, toolmark.TurnEndData{Status: toolmark.TurnCancelled})
+	got := Sanitize(r.turn(turnView{acc: a}))
+	for _, want := range []string{"Plan 1/2", "✓ one", "⊘ two", "partial", "⊘ Answer cancelled"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "Answer cancelled"); n != 1 {
+		t.Errorf("%d end lines", n)
+	}
+}
