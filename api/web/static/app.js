@@ -491,6 +491,12 @@ function follow(turnId, after, html) {
     timer: null,
     todos: [],
   };
+  if (!after && !html) {
+    // A turn just sent: the model is at work before the stream's first
+    // frame can say so.
+    live.status = 'Thinking…';
+    showBubble(live);
+  }
   live.finalFrame = new Promise((resolve) => {
     live.gotFinal = resolve;
   });
