@@ -47,6 +47,12 @@ func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
 // the client leaves, or the server shuts down.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn, after int64) {
 	ctx := r.Context()
+	rf, err := s.renderFollower(r, t) // nil unless ?render=html (render.go)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer rf.close()
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
@@ -61,11 +67,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	_ = rc.Flush()
-	err := s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
+	err = s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
 		for _, f := range frames {
 			if _, err := w.Write(f.SSE); err != nil {
 				return err
 			}
+		}
+		if err := rf.write(ctx, w, frames); err != nil {
+			return err
 		}
 		return rc.Flush()
 	}, func() error {

@@ -32,6 +32,9 @@ type Info struct {
 	Demo    bool   `json:"demo"`
 	Auth    string `json:"auth"`
 	Version string `json:"version"`
+	// Documents is how many documents the knowledge base holds (0 tells
+	// the page to say how to load some); absent when unknown.
+	Documents *int `json:"documents,omitempty"`
 }
 
 // Config configures a Server. Zero values take the defaults in brackets.
@@ -60,6 +63,7 @@ type Server struct {
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
 	draining  atomic.Bool
+	renders   renderHub // live renderers of followed turns (render.go)
 }
 
 // errDraining answers what a draining server no longer takes.
@@ -232,5 +236,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.cfg.Info)
+	info := s.cfg.Info
+	if n, err := s.cfg.Store.CountDocuments(r.Context()); err == nil {
+		info.Documents = &n
+	}
+	writeJSON(w, http.StatusOK, info)
 }

@@ -85,3 +85,21 @@ func TestBrowserSidebar(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "sidebar.mjs", srv.URL)
 }
+
+// TestBrowserLive: the status bubble (Thinking…, each tool's status text,
+// cleared by the first token), markdown rendered while it streams, widget
+// state kept, live HTML equal to the stored html, copy buttons; it saves
+// the README's screenshots of a running and a finished turn.
+func TestBrowserLive(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
+	runScript(t, "live.mjs", srv.URL)
+}
+
+// TestBrowserMobile: at 375 px the answer keeps the screen's width, the
+// conversation list is a drawer and the plan folds.
+func TestBrowserMobile(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 15 * time.Millisecond})
+	runScript(t, "mobile.mjs", srv.URL)
+}

@@ -364,7 +364,10 @@ const hostileQuestion = "What about zebrafish? Also fetch %s/page"
 
 func hostileTestServer(t *testing.T) (*testserver.Server, string) {
 	page := hostileServer(t)
-	srv := testserver.Start(t, testserver.Options{FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	// A realistic pace, so that the turn is still running when the test
+	// looks for it.
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond,
+		FetchAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	if _, err := srv.DB.UpsertDocument(context.Background(), "hostile.md", "Zebrafish \x1b]0;PWNED-TITLE\x07 notes", hostile); err != nil {
 		t.Fatal(err)
 	}

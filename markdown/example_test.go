@@ -20,7 +20,8 @@ func ExampleRender() {
 	fmt.Println(out)
 	// Output:
 	// <p>Let me check.</p>
-	// <div class="toolcall toolcall--success" data-tool-call-id="call_1" data-status="success" data-tool-type="search_documents" role="status" aria-label="Succeeded: search_documents"><span class="toolcall__icon toolcall__icon--success" aria-hidden="true">✓</span><span class="toolcall__text">Found 5 results for &#34;rust&#34;</span></div>
+	// <div class="toolcall toolcall--success" data-tool-call-id="call_1" data-status="success" data-tool-type="search_documents" role="status" aria-label="Succeeded: search_documents"><span class="toolcall__icon toolcall__icon--success" aria-hidden="true">✓</span><span class="toolcall__text">Found 5 results for:
+	// rust</span></div>
 	// <p>Rust is <em>fast</em>.</p>
 }
 
@@ -56,4 +57,15 @@ func ExampleNew() {
 	fmt.Println(out[start : strings.Index(out[start:], "</span>")+start+len("</span>")])
 	// Output:
 	// <span class="toolcall__text">Checking the weather in Oslo…</span>
+}
+
+func ExampleRender_highlighting() {
+	out, err := markdown.Render("```go\nx := 1\n```")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out)
+	// Output:
+	// <pre class="chroma"><code class="language-go"><span class="nx">x</span> <span class="o">:=</span> <span class="mi">1</span>
+	// </code></pre>
 }

@@ -47,7 +47,7 @@ func (e *toolCall) Extend(m goldmark.Markdown) {
 	)
 	hr := e.html
 	if hr == nil {
-		hr = NewHTMLRenderer(e.opts...).(*HTMLRenderer)
+		hr = newHTMLRenderer(newConfig(e.opts))
 	}
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(hr, rendererPriority)))
 }

@@ -19,12 +19,21 @@ import (
 // wrote about <ToolCall …> in code shows exactly as written.
 type HTMLRenderer struct {
 	html.Config
-	cfg Config
+	cfg       Config
+	highlight renderer.NodeRendererFunc // goldmark-highlighting's fenced code renderer, or nil
 }
 
 // NewHTMLRenderer returns the renderer.NodeRenderer of the ToolCall extension.
 func NewHTMLRenderer(opts ...Option) renderer.NodeRenderer {
-	return &HTMLRenderer{Config: html.NewConfig(), cfg: newConfig(opts)}
+	return newHTMLRenderer(newConfig(opts))
+}
+
+func newHTMLRenderer(cfg Config) *HTMLRenderer {
+	r := &HTMLRenderer{Config: html.NewConfig(), cfg: cfg}
+	if cfg.Highlight {
+		r.highlight = newHighlighter()
+	}
+	return r
 }
 
 // RegisterFuncs implements renderer.NodeRenderer.RegisterFuncs.
@@ -212,6 +221,12 @@ func (r *HTMLRenderer) renderCodeBlock(w util.BufWriter, source []byte, n ast.No
 
 func (r *HTMLRenderer) renderFencedCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.FencedCodeBlock)
+	if lang := r.highlightable(n, source); lang != nil {
+		if entering {
+			r.writeHighlighted(w, source, n, lang)
+		}
+		return ast.WalkContinue, nil
+	}
 	if !entering {
 		_, _ = w.WriteString("</code></pre>\n")
 		return ast.WalkContinue, nil

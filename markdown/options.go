@@ -17,14 +17,26 @@ type Config struct {
 	// Policy is the HTML policy of the final sanitising pass of a Renderer;
 	// nil means DefaultPolicy. It must let the widget markup through.
 	Policy *bluemonday.Policy
+
+	// Highlight colours fenced code blocks whose language chroma knows,
+	// with CSS classes (see HighlightStylesheet).
+	Highlight bool
 }
 
 // NewConfig returns a Config holding the defaults: DefaultStatusTexts,
-// GenericStatusText and a nil Policy (DefaultPolicy).
+// GenericStatusText, a nil Policy (DefaultPolicy) and highlighting on.
 func NewConfig() Config {
 	return Config{
 		StatusTexts:       DefaultStatusTexts(),
 		DefaultStatusText: GenericStatusText,
+		Highlight:         true,
+	}
+}
+
+// WithHighlighting turns the highlighting of fenced code blocks on or off.
+func WithHighlighting(on bool) Option {
+	return func(c *Config) {
+		c.Highlight = on
 	}
 }
 

@@ -3,7 +3,6 @@ package markdown
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -34,7 +32,7 @@ func New(opts ...Option) *Renderer {
 	if policy == nil {
 		policy = DefaultPolicy()
 	}
-	hr := &HTMLRenderer{Config: html.NewConfig(), cfg: cfg}
+	hr := newHTMLRenderer(cfg)
 	return &Renderer{md: newGoldmark(hr, true), html: hr, policy: policy, splice: cfg.Policy == nil}
 }
 
@@ -139,7 +137,7 @@ func (r *Renderer) detachWidgets(doc ast.Node) (string, []string) {
 	if len(nodes) == 0 {
 		return "", nil
 	}
-	prefix := "tcw" + strconv.FormatUint(rand.Uint64(), 36) + "n"
+	prefix := newMarkerPrefix()
 	widgets := make([]string, len(nodes))
 	for i, n := range nodes {
 		var sb strings.Builder
@@ -154,13 +152,31 @@ func (r *Renderer) detachWidgets(doc ast.Node) (string, []string) {
 // splice replaces each marker in out by its widget; it reports false unless
 // every widget was placed exactly once.
 func splice(out, prefix string, widgets []string) (string, bool) {
+	placed := make([]bool, len(widgets))
+	s, ok := spliceSome(out, prefix, widgets, placed)
+	if !ok {
+		return "", false
+	}
+	for _, p := range placed {
+		if !p {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// spliceSome replaces each marker in out by its widget and records it in
+// placed; it reports false when a marker is malformed or placed twice.
+func spliceSome(out, prefix string, widgets []string, placed []bool) (string, bool) {
+	if !strings.Contains(out, prefix) {
+		return out, true
+	}
 	size := len(out)
 	for _, w := range widgets {
 		size += len(w)
 	}
 	var b strings.Builder
 	b.Grow(size)
-	placed := make([]bool, len(widgets))
 	for {
 		i := strings.Index(out, prefix)
 		if i < 0 {
@@ -176,11 +192,6 @@ func splice(out, prefix string, widgets []string) (string, bool) {
 		placed[idx] = true
 		b.WriteString(widgets[idx])
 		out = rest[j+1:]
-	}
-	for _, p := range placed {
-		if !p {
-			return "", false
-		}
 	}
 	b.WriteString(out)
 	return b.String(), true

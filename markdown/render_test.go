@@ -20,7 +20,7 @@ func TestWithStatusText(t *testing.T) {
 		call toolcallmarkup.ToolCall
 		want string
 	}{
-		{"default", nil, tc, `Searching knowledge base for &#34;&lt;q&gt;&#34;…`},
+		{"default", nil, tc, "Searching knowledge base for:\n&lt;q&gt;"},
 		{"per type", []Option{WithStatusText("search_documents", func(tc toolcallmarkup.ToolCall) string {
 			return "Looking up " + Attr(tc, "query")
 		})}, tc, "Looking up &lt;q&gt;"},
@@ -185,5 +185,49 @@ func TestCRLF(t *testing.T) {
 	crlf := mustRender(t, New(), "Intro\r\n\r\n"+tag+"\r\n\r\n```\r\ncode\r\n\r\n"+tag+"\r\n")
 	if widgets(crlf) != 2 || strings.ReplaceAll(crlf, "\r", "") != lf {
 		t.Errorf("CRLF content renders differently:\ngot  %q\nwant %q", crlf, lf)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	tests := []struct {
+		name, md string
+		want     []string // substrings of the output
+		not      []string
+	}{
+		{"known language", "```go\nfunc f() {}\n```", []string{`<pre class="chroma"><code class="language-go">`, `<span class="kd">func</span>`}, nil},
+		{"unknown language", "```nosuchlang\nx\n```", []string{`<pre><code class="language-nosuchlang">x`}, []string{"chroma"}},
+		{"no language", "```\nx\n```", []string{"<pre><code>x\n</code></pre>"}, []string{"chroma"}},
+		{"model options ignored", "```go {linenos=true style=monokai}\nx\n```", []string{`class="language-go"`}, []string{"<table", "style="}},
+		{"neutralised tag shows as written", "```html\n" + toolcallmarkup.Neutralise(`<ToolCall type="x" status="running" toolCallId="c">`) + "\n```",
+			[]string{"&lt;</span>", "ToolCall"}, []string{"&amp;lt;"}},
+		{"script in code stays text", "```js\n</code></pre><script>alert(1)</script>\n```", []string{"&lt;/"}, []string{"<script"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := mustRender(t, New(), tt.md)
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("got %s, want it to contain %s", out, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out, n) {
+					t.Errorf("got %s, want no %s", out, n)
+				}
+			}
+			if p := checkSafe(out); len(p) != 0 {
+				t.Errorf("unsafe output: %v", p)
+			}
+		})
+	}
+	if out := mustRender(t, New(WithHighlighting(false)), "```go\nx\n```"); strings.Contains(out, "chroma") {
+		t.Errorf("highlighting off: got %s", out)
+	}
+}
+
+func TestLinksOpenInANewTab(t *testing.T) {
+	out := mustRender(t, New(), "[a](https://example.com/x) <https://example.org> https://example.net [rel](/docs)")
+	if n := strings.Count(out, `target="_blank" rel="nofollow noopener noreferrer"`); n != 4 {
+		t.Errorf("got %s, want 4 links opening in a new tab", out)
 	}
 }

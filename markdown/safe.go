@@ -16,8 +16,8 @@ import (
 // safeRenderer renders what a model may write but a page must not execute:
 // raw HTML is shown as text, and links, images and autolinks keep their URL
 // only when it is http, https, mailto or relative (otherwise the link text or
-// the image's alt text is rendered as plain text). Links get
-// rel="nofollow noopener".
+// the image's alt text is rendered as plain text). Links open in a new tab,
+// with rel="nofollow noopener noreferrer".
 type safeRenderer struct {
 	html.Config
 }
@@ -120,9 +120,13 @@ func (r *safeRenderer) renderLink(w util.BufWriter, source []byte, node ast.Node
 		r.Writer.Write(w, n.Title)
 		_ = w.WriteByte('"')
 	}
-	_, _ = w.WriteString(` rel="nofollow noopener">`)
+	_, _ = w.WriteString(linkAttrs + ">")
 	return ast.WalkContinue, nil
 }
+
+// linkAttrs are the attributes of every link: it opens in a new tab that
+// learns nothing of the page it came from.
+const linkAttrs = ` target="_blank" rel="nofollow noopener noreferrer"`
 
 func (r *safeRenderer) renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.Image)
@@ -187,7 +191,7 @@ func (r *safeRenderer) renderAutoLink(w util.BufWriter, source []byte, node ast.
 	}
 	_, _ = w.WriteString(`<a href="`)
 	_, _ = w.Write(util.EscapeHTML(url))
-	_, _ = w.WriteString(`" rel="nofollow noopener">`)
+	_, _ = w.WriteString(`"` + linkAttrs + ">")
 	_, _ = w.Write(util.EscapeHTML(label))
 	_, _ = w.WriteString(`</a>`)
 	return ast.WalkContinue, nil
@@ -195,24 +199,30 @@ func (r *safeRenderer) renderAutoLink(w util.BufWriter, source []byte, node ast.
 
 var (
 	widgetClass   = regexp.MustCompile(`^toolcall[a-z_ -]*$`)
+	codeClass     = regexp.MustCompile(`^[a-z][a-z0-9]{0,5}$`) // chroma's token classes: k, nx, s2, line, …
 	languageClass = regexp.MustCompile(`^language-[\w.+#-]+$`)
-	relValue      = regexp.MustCompile(`^nofollow noopener$`)
+	relValue      = regexp.MustCompile(`^nofollow noopener noreferrer$`)
 	alignValue    = regexp.MustCompile(`^(left|right|center)$`)
 	plainValue    = regexp.MustCompile(`^[^\x00-\x1f\x7f]*$`)
 )
 
 // DefaultPolicy returns the HTML policy of the final sanitising pass: the
 // bluemonday UGC policy (links limited to http, https, mailto and relative
-// URLs, nofollow on links) plus, on div, span, ul and li only, the widget's
-// classes, data-tool-call-id, data-parent-tool-call-id, data-status,
-// data-tool-type, role="status", aria-label and aria-hidden="true", and the
-// language-* class of code blocks.
+// URLs, nofollow on links) plus target="_blank" and rel="nofollow noopener
+// noreferrer" on links; on div, span, ul and li only, the widget's classes,
+// data-tool-call-id, data-parent-tool-call-id, data-status, data-tool-type,
+// role="status", aria-label and aria-hidden="true"; the language-* class of
+// code blocks, class="chroma" on pre and the short token classes of
+// highlighted code on span.
 func DefaultPolicy() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
 	p.AllowURLSchemes("http", "https", "mailto")
 	p.AllowRelativeURLs(true)
 	p.RequireNoFollowOnLinks(true)
 	p.AllowAttrs("rel").Matching(relValue).OnElements("a")
+	p.AllowAttrs("target").Matching(regexp.MustCompile(`^_blank$`)).OnElements("a")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^chroma$`)).OnElements("pre")
+	p.AllowAttrs("class").Matching(codeClass).OnElements("span")
 	p.AllowAttrs("class").Matching(widgetClass).OnElements("div", "span", "ul", "li")
 	p.AllowAttrs("class").Matching(languageClass).OnElements("code")
 	p.AllowAttrs("data-tool-call-id", "data-parent-tool-call-id", "data-status", "data-tool-type").

@@ -46,10 +46,12 @@ func mustConvert(tb testing.TB, md goldmark.Markdown, src string) string {
 // TestCommonMarkSpec runs the CommonMark spec with the extension on: every
 // example that plain goldmark passes passes with the ToolCall extension too.
 // Both use the renderer options of goldmark's own spec test (XHTML, unsafe).
+// Highlighting is off: it changes fenced code with a known language on
+// purpose (TestHighlight).
 func TestCommonMarkSpec(t *testing.T) {
 	opts := goldmark.WithRendererOptions(html.WithXHTML(), html.WithUnsafe())
 	plain := goldmark.New(opts)
-	ext := goldmark.New(opts, goldmark.WithExtensions(ToolCall))
+	ext := goldmark.New(opts, goldmark.WithExtensions(NewToolCall(WithHighlighting(false))))
 	passPlain, passExt := 0, 0
 	for _, ex := range mustReadSpec(t) {
 		want := ex.HTML
@@ -72,10 +74,11 @@ func TestCommonMarkSpec(t *testing.T) {
 
 // TestCommonMarkSpecRenderer compares, for every spec example, the goldmark
 // setup of a Renderer with and without the ToolCall extension (GFM
-// extensions, raw HTML shown as text, URL filter): the output is identical.
+// extensions, raw HTML shown as text, URL filter): the output is identical
+// (highlighting off, as in TestCommonMarkSpec).
 func TestCommonMarkSpecRenderer(t *testing.T) {
 	without := newGoldmark(nil, false)
-	with := newGoldmark(nil, true)
+	with := newGoldmark(newHTMLRenderer(newConfig([]Option{WithHighlighting(false)})), true)
 	same := 0
 	examples := mustReadSpec(t)
 	for _, ex := range examples {

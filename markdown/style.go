@@ -6,6 +6,7 @@ package markdown
 // red, and indents nested calls.
 const Stylesheet = `.toolcall{display:flex;flex-wrap:wrap;align-items:center;gap:.4em;margin:.4em 0;font-size:.92em;color:#444}
 .toolcall--inline{display:inline-flex;margin:0 .2em;vertical-align:middle}
+.toolcall__text{white-space:pre-line}
 .toolcall__icon{display:inline-block;width:1em;text-align:center;font-weight:bold}
 .toolcall__icon--spinner{width:.8em;height:.8em;border:2px solid #bbb;border-top-color:#555;border-radius:50%;animation:toolcall-spin .8s linear infinite}
 .toolcall__icon--success{color:#1a7f37}

@@ -15,7 +15,19 @@ func ExampleText() {
 	fmt.Println(statustext.Text(tc))
 	fmt.Println(statustext.Text(toolcallmarkup.ToolCall{Type: "get_weather", Status: toolcallmarkup.StatusError}))
 	// Output:
-	// Searching knowledge base for "resume"…
-	// Found 3 results for "resume"
+	// Searching knowledge base for:
+	// resume
+	// Found 3 results for:
+	// resume
 	// get_weather failed
+}
+
+func ExampleLines() {
+	head, subject := statustext.Lines("Fetching:\nhttps://example.com/")
+	fmt.Printf("%q %q\n", head, subject)
+	head, subject = statustext.Lines(statustext.Thinking)
+	fmt.Printf("%q %q\n", head, subject)
+	// Output:
+	// "Fetching:" "https://example.com/"
+	// "Thinking…" ""
 }

@@ -1,24 +1,58 @@
-// Package statustext writes the one-line status a tool call shows — in a
-// rendered widget, in the web page's status bubble and in the terminal
-// client — from its tag: `Searching knowledge base for "go generics"…`,
-// `Found 3 results for "go generics"`. The server writes it once into every
-// tool_call_* event (ToolCallData.StatusText), so no client keeps a copy of
-// these rules.
+// Package statustext writes the status a tool call shows — in a rendered
+// widget, in the web page's status bubble and in the terminal client — from
+// its tag. The server writes it once into every tool_call_* event
+// (ToolCallData.StatusText), so no client keeps a copy of these rules.
+//
+// # Two lines
+//
+// A status names what the tool does and, when there is one, what it does it
+// to: the query, the URL or the sub-agent's task. That subject goes on a
+// second line, after a "\n", cut to DisplayLimit characters:
+//
+//	Searching knowledge base for:
+//	resume after a dropped connection
+//
+// A status without a subject is one line ("Preparing search…"). A client
+// shows the "\n" as a line break (CSS white-space: pre-line, or two
+// terminal lines), or splits it with Lines.
 //
 // It imports only the standard library and toolcallmarkup.
 package statustext
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// Func returns the plain-text line a widget shows for tc, e.g.
-// `Searching knowledge base for "go generics"…`. Whoever shows it escapes
+// Func returns the plain-text status a widget shows for tc, e.g.
+// "Searching knowledge base for:\ngo generics". Whoever shows it escapes
 // it.
 type Func func(tc toolcallmarkup.ToolCall) string
+
+// Thinking is the status a client shows while the model works and no tool
+// runs: before the first token of an answer, and between a tool's end and
+// the next token.
+const Thinking = "Thinking…"
+
+// Lines splits a status into its first line and its subject ("" when it
+// has one line).
+func Lines(text string) (head, subject string) {
+	head, subject, _ = strings.Cut(text, "\n")
+	return head, subject
+}
+
+// withSubject returns head alone, or head and the subject s (cut to
+// DisplayLimit runes, on one line) on a second line.
+func withSubject(head, s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return head
+	}
+	return head + ":\n" + Truncate(s, DisplayLimit)
+}
 
 // DisplayLimit is how many characters (runes) of a query, URL, task or tool
 // name a default status text shows before cutting it with "…".
@@ -86,8 +120,6 @@ func Defaults() map[string]Func {
 	}
 }
 
-func quoted(s string) string { return `"` + Truncate(s, DisplayLimit) + `"` }
-
 func searchText(running, done, results, noun string) Func {
 	return func(tc toolcallmarkup.ToolCall) string {
 		q := Attr(tc, "query")
@@ -95,29 +127,22 @@ func searchText(running, done, results, noun string) Func {
 		case toolcallmarkup.StatusPending:
 			return "Preparing " + lowerFirst(noun) + "…"
 		case toolcallmarkup.StatusRunning:
-			if q == "" {
+			if strings.TrimSpace(q) == "" {
 				return running + "…"
 			}
-			return running + " for " + quoted(q) + "…"
+			return withSubject(running+" for", q)
 		case toolcallmarkup.StatusSuccess:
 			n, err := strconv.Atoi(Attr(tc, "count"))
 			if err != nil || n < 0 {
-				if q == "" {
-					return done
-				}
-				return done + " for " + quoted(q)
+				return withSubject(done+" for", q)
 			}
 			word := results
 			if n == 1 {
 				word = results[:len(results)-1]
 			}
-			s := "Found " + strconv.Itoa(n) + " " + word
-			if q != "" {
-				s += " for " + quoted(q)
-			}
-			return s
+			return withSubject("Found "+strconv.Itoa(n)+" "+word+" for", q)
 		case toolcallmarkup.StatusError:
-			return noun + " failed"
+			return withSubject(noun+" failed for", q)
 		default:
 			return noun + " cancelled"
 		}
@@ -132,25 +157,25 @@ func lowerFirst(s string) string {
 }
 
 func fetchText(tc toolcallmarkup.ToolCall) string {
-	u := Truncate(Attr(tc, "url"), DisplayLimit)
+	u := Attr(tc, "url")
 	switch Normalize(tc.Status) {
 	case toolcallmarkup.StatusPending:
 		return "Preparing to fetch a page…"
 	case toolcallmarkup.StatusRunning:
-		if u == "" {
+		if strings.TrimSpace(u) == "" {
 			return "Fetching a page…"
 		}
-		return "Fetching " + u + "…"
+		return withSubject("Fetching", u)
 	case toolcallmarkup.StatusSuccess:
-		if u == "" {
+		if strings.TrimSpace(u) == "" {
 			return "Fetched a page"
 		}
-		return "Fetched " + u
+		return withSubject("Fetched", u)
 	case toolcallmarkup.StatusError:
-		if u == "" {
+		if strings.TrimSpace(u) == "" {
 			return "Fetch failed"
 		}
-		return "Could not fetch " + u
+		return withSubject("Could not fetch", u)
 	default:
 		return "Fetch cancelled"
 	}
@@ -162,17 +187,14 @@ func subagentText(tc toolcallmarkup.ToolCall) string {
 	case toolcallmarkup.StatusPending:
 		return "Starting a sub-agent…"
 	case toolcallmarkup.StatusRunning:
-		if task == "" {
+		if strings.TrimSpace(task) == "" {
 			return "Sub-agent working…"
 		}
-		return "Sub-agent working on " + quoted(task) + "…"
+		return withSubject("Sub-agent working on", task)
 	case toolcallmarkup.StatusSuccess:
-		if task == "" {
-			return "Sub-agent finished"
-		}
-		return "Sub-agent finished " + quoted(task)
+		return withSubject("Sub-agent finished", task)
 	case toolcallmarkup.StatusError:
-		return "Sub-agent failed"
+		return withSubject("Sub-agent failed", task)
 	default:
 		return "Sub-agent cancelled"
 	}
@@ -186,6 +208,9 @@ func todoText(tc toolcallmarkup.ToolCall) string {
 		return "Updating the plan…"
 	case toolcallmarkup.StatusSuccess:
 		if n, err := strconv.Atoi(Attr(tc, "count")); err == nil && n >= 0 {
+			if n == 1 {
+				return "Plan updated (1 item)"
+			}
 			return "Plan updated (" + strconv.Itoa(n) + " items)"
 		}
 		return "Plan updated"

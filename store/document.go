@@ -36,6 +36,15 @@ func (db *DB) UpsertDocument(ctx context.Context, source, title, body string) (s
 	return id, nil
 }
 
+// CountDocuments returns how many documents the knowledge base holds.
+func (db *DB) CountDocuments(ctx context.Context) (int, error) {
+	var n int
+	if err := db.pool.QueryRow(ctx, `select count(*) from documents`).Scan(&n); err != nil {
+		return 0, dbErr("counting documents", "document", err)
+	}
+	return n, nil
+}
+
 // SearchDocuments runs a web-search style query (quoted phrases, or, -word;
 // English stemming) over the knowledge base and returns up to limit hits
 // (default 5, at most 50), best first. Title matches weigh more than body

@@ -2,9 +2,11 @@
 // with no build step, embedded in the binary and served by Handler.
 //
 // The page lists conversations, shows messages with the server's rendered
-// HTML, and follows live turns over EventSource, drawing tool-call widgets
-// with the same structure and classes as package markdown's renderer so
-// that one stylesheet serves both. docs/clients.md describes it.
+// HTML, and follows live turns over EventSource with ?render=html: the
+// answer arrives as blocks of HTML rendered by package markdown (the same
+// renderer and policy as stored messages), which the page morphs into
+// place. /highlight.css is the stylesheet of highlighted code, made by
+// package markdown. docs/clients.md describes it.
 package web
 
 import (
@@ -14,6 +16,9 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
+
+	"github.com/toolmark/toolmark/markdown"
 )
 
 //go:embed static
@@ -51,6 +56,10 @@ func Handler() http.Handler {
 
 type handler struct{ files fs.FS }
 
+// highlightCSS is the stylesheet of highlighted code (/highlight.css): the
+// classes package markdown writes.
+var highlightCSS = sync.OnceValue(markdown.HighlightStylesheet)
+
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Security-Policy", ContentSecurityPolicy)
@@ -67,6 +76,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name = "index.html"
 	}
 	b, err := fs.ReadFile(h.files, name)
+	if name == "highlight.css" {
+		b, err = []byte(highlightCSS()), nil
+	}
 	if err != nil || strings.HasPrefix(name, ".") {
 		http.NotFound(w, r)
 		return

@@ -22,7 +22,8 @@ func TestHandler(t *testing.T) {
 		{"index", "GET", "/", 200, "text/html; charset=utf-8", `<script type="module" src="/app.js">`},
 		{"index by name", "GET", "/index.html", 200, "text/html; charset=utf-8", "toolmark"},
 		{"script", "GET", "/app.js", 200, "text/javascript; charset=utf-8", "EventSource"},
-		{"module", "GET", "/toolcall.js", 200, "text/javascript; charset=utf-8", "renderWidget"},
+		{"module", "GET", "/live.js", 200, "text/javascript; charset=utf-8", "morphList"},
+		{"highlighting", "GET", "/highlight.css", 200, "text/css; charset=utf-8", ".chroma .kd"},
 		{"stylesheet", "GET", "/app.css", 200, "text/css; charset=utf-8", ".toolcall__icon--spinner"},
 		{"icon", "GET", "/favicon.svg", 200, "image/svg+xml", "<svg"},
 		{"missing", "GET", "/nope.js", 404, "", ""},
@@ -60,7 +61,7 @@ func TestHandler(t *testing.T) {
 
 // TestNoInlineCode checks what the CSP would otherwise break silently: no
 // inline scripts, styles or event handlers in the HTML, and innerHTML used
-// once, for the server's sanitised html.
+// once (live.js parseHTML), for the server's sanitised html.
 func TestNoInlineCode(t *testing.T) {
 	sub, _ := fs.Sub(static, "static")
 	err := fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
@@ -84,7 +85,7 @@ func TestNoInlineCode(t *testing.T) {
 		case strings.HasSuffix(p, ".js"):
 			n := strings.Count(s, ".innerHTML")
 			want := 0
-			if p == "app.js" {
+			if p == "live.js" {
 				want = 1
 			}
 			if n != want {
@@ -100,5 +101,24 @@ func TestNoInlineCode(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoCopyOfTheRules: the page keeps no copy of the server's rules — no
+// status texts (package statustext writes them into the events and the
+// rendered widgets) and no parser of the ToolCall markup (the server
+// renders it).
+func TestNoCopyOfTheRules(t *testing.T) {
+	sub, _ := fs.Sub(static, "static")
+	for _, name := range []string{"app.js", "live.js"} {
+		b, err := fs.ReadFile(sub, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{"Searching knowledge base", "Preparing search", "Sub-agent working", "Could not fetch", "<ToolCall", "toolCallId="} {
+			if strings.Contains(string(b), rule) {
+				t.Errorf("%s holds %q: a copy of a rule the server owns", name, rule)
+			}
+		}
 	}
 }

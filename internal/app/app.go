@@ -104,6 +104,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			return nil, err
 		}
 		a.log.Info("demo knowledge base ready", "documents", n)
+	} else if n, err := a.DB.CountDocuments(ctx); err == nil && n == 0 {
+		a.log.Warn("the knowledge base is empty: load documents with `toolmark ingest DIR` (Markdown and text files) so that search_documents finds something")
 	}
 	a.Runner = runner.New(runner.Config{
 		Store: a.DB, Run: ag.run, After: ag.after, Logger: cfg.Logger, Metrics: a.Metrics,

@@ -91,7 +91,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			return m.toolCalls(ctx, []llms.ToolCall{newCall(len(messages), 0, "todo_list", string(args))})
 		}
 	}
-	return m.text(ctx, &opts, m.sized(answer(question, results)))
+	return m.text(ctx, &opts, m.sized(compose(question, results)))
 }
 
 // summaryInstruction starts simplifiedagent.Compact's request.
@@ -170,15 +170,16 @@ func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 	}
 	parts := Parts(question)
 	lower := strings.ToLower(question)
-	if len(parts) > 1 && offered["todo_list"] {
-		todos := make([]map[string]any, len(parts))
+	if (len(parts) > 1 || strings.Contains(lower, "plan")) && offered["todo_list"] {
+		var todos []map[string]any
 		for i, p := range parts {
 			st := "pending"
 			if i == 0 {
 				st = "in_progress"
 			}
-			todos[i] = map[string]any{"text": p, "status": st}
+			todos = append(todos, map[string]any{"text": capitalize(p), "status": st})
 		}
+		todos = append(todos, map[string]any{"text": "Write the answer", "status": "pending"})
 		add("todo_list", map[string]any{"todos": todos})
 	}
 	for _, u := range urlRE.FindAllString(question, 2) {
@@ -190,7 +191,7 @@ func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 	for _, p := range parts {
 		switch {
 		case research && offered["subagent"]:
-			add("subagent", map[string]any{"task": "Find what the documentation says about: " + p})
+			add("subagent", map[string]any{"task": Task(p)})
 		case offered["search_documents"]:
 			if q := Keywords(p); q != "" {
 				add("search_documents", map[string]any{"query": q})
@@ -207,6 +208,19 @@ func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 func newCall(salt, i int, name, args string) llms.ToolCall {
 	return llms.ToolCall{ID: fmt.Sprintf("call_demo_%d_%d", salt, i), Type: "function",
 		FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+}
+
+// Task returns the sub-agent task of a part of a question: "Research how
+// crash recovery works" becomes "Look up how crash recovery works".
+func Task(part string) string {
+	p := strings.TrimSpace(part)
+	for _, verb := range []string{"research", "compare", "look up", "find out"} {
+		if len(p) > len(verb) && strings.EqualFold(p[:len(verb)], verb) && p[len(verb)] == ' ' {
+			p = strings.TrimSpace(p[len(verb):])
+			break
+		}
+	}
+	return "Look up " + p
 }
 
 var splitRE = regexp.MustCompile(`\?\s*|;\s*|\n+\s*(?:[-*]|\d+[.)])?\s*`)
@@ -253,7 +267,8 @@ func init() {
 	we they he she it me my our your their this that these those there here please tell explain describe show give find
 	about some any all more most much many does toolmark's also then than so not no yes vs versus compare research
 	between both each other own same such only just very happens happen work works use used using get gets
-	documentation docs says say`) {
+	documentation docs says say make plan step steps briefly short summary summarise summarize answer look up
+	find out example examples see read fetch page url open visit`) {
 		stopwords[w] = true
 	}
 }
@@ -261,6 +276,7 @@ func init() {
 // Keywords returns the search words of a question: lower case, without
 // punctuation and stop words, at most six.
 func Keywords(s string) string {
+	s = urlRE.ReplaceAllString(s, " ")
 	var out []string
 	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
@@ -322,123 +338,6 @@ func allDone(todos []map[string]any) bool {
 		}
 	}
 	return true
-}
-
-var hitRE = regexp.MustCompile(`(?m)^\[(\d+)\] (.*) \((\S*)\)\n(.*)$`)
-
-type source struct{ title, where string }
-
-// answer writes the reply from the tool results, citing what it found.
-func answer(question string, results []toolResult) string {
-	var b strings.Builder
-	b.WriteString(Banner + "\n\n")
-	var sources []source
-	cite := func(s source) int {
-		for i, x := range sources {
-			if x == s {
-				return i + 1
-			}
-		}
-		sources = append(sources, s)
-		return len(sources)
-	}
-	wrote := false
-	retried := map[string]bool{}
-	for _, r := range results {
-		if q, _ := r.args["query"].(string); r.name == "search_documents" && strings.Contains(q, " or ") {
-			retried[strings.ReplaceAll(q, " or ", " ")] = true
-		}
-	}
-	for _, r := range results {
-		if r.name == "todo_list" {
-			continue
-		}
-		if msg, failed := strings.CutPrefix(r.content, "error: "); failed {
-			fmt.Fprintf(&b, "- The %s tool failed: %s\n", r.name, oneLine(msg, 200))
-			wrote = true
-			continue
-		}
-		switch r.name {
-		case "search_documents", "web_search":
-			q, _ := r.args["query"].(string)
-			hits := hitRE.FindAllStringSubmatch(r.content, 3)
-			if len(hits) == 0 && retried[q] {
-				continue
-			}
-			if len(hits) == 0 {
-				fmt.Fprintf(&b, "- I found nothing about *%s*.\n", q)
-				wrote = true
-				continue
-			}
-			fmt.Fprintf(&b, "**%s**\n\n", capitalize(q))
-			for _, h := range hits {
-				n := cite(source{title: h[2], where: h[3]})
-				fmt.Fprintf(&b, "- %s [%d]\n", cleanSnippet(h[4]), n)
-			}
-			b.WriteString("\n")
-			wrote = true
-		case "fetch_url":
-			u, _ := r.args["url"].(string)
-			title, body := "", r.content
-			if t, rest, ok := strings.Cut(body, "\n"); ok && strings.HasPrefix(t, "Title: ") {
-				title, body = strings.TrimPrefix(t, "Title: "), rest
-			}
-			if _, rest, ok := strings.Cut(body, "\n\n"); ok {
-				body = rest
-			}
-			n := cite(source{title: firstNonEmpty(title, u), where: u})
-			fmt.Fprintf(&b, "- The page says: %s [%d]\n\n", oneLine(body, 300), n)
-			wrote = true
-		case "subagent":
-			fmt.Fprintf(&b, "**Sub-agent findings**\n\n%s\n\n", strings.TrimSpace(strings.ReplaceAll(r.content, Banner, "")))
-			wrote = true
-		default:
-			fmt.Fprintf(&b, "- %s returned: %s\n", r.name, oneLine(r.content, 200))
-			wrote = true
-		}
-	}
-	if !wrote {
-		fmt.Fprintf(&b, "I can only answer from the bundled documents, and I had no tool results for %q. "+
-			"Ask about toolmark: its markup, events, resume, cancellation or deployment.\n", oneLine(question, 100))
-	}
-	if len(sources) > 0 {
-		text := strings.TrimRight(b.String(), "\n")
-		b.Reset()
-		b.WriteString(text + "\n\nSources:\n\n")
-		for i, s := range sources {
-			fmt.Fprintf(&b, "- [%d] %s — %s\n", i+1, s.title, s.where)
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-var snippetMarkup = strings.NewReplacer("`", "", "|", " ", "**", "", "#", "", "*", "", "_", " ", "[", "(", "]", ")", "<", "‹", ">", "›")
-
-// cleanSnippet makes a search snippet safe to quote in Markdown: markup
-// characters from the source dropped, the search's «match» marks bold.
-func cleanSnippet(s string) string {
-	s = oneLine(snippetMarkup.Replace(s), 240)
-	s = strings.NewReplacer("«", "**", "»", "**").Replace(s)
-	if strings.Count(s, "**")%2 == 1 { // a mark cut off by the length limit
-		s += "**"
-	}
-	return s
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return string(r)
 }
 
 func oneLine(s string, n int) string {

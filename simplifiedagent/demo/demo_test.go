@@ -76,11 +76,11 @@ func TestDemoRun(t *testing.T) {
 		wantTags  map[string]int
 		wantCite  string
 	}{
-		{"simple", "How do clients resume a stream?", 0, map[string]int{"search_documents": 1}, "[1] Resuming a stream — resume.md"},
-		{"multi-part", "How does resume work? And what happens on cancellation?", 2,
-			map[string]int{"search_documents": 2}, "[2] Cancellation — cancellation.md"},
-		{"compare", "Compare resume and cancellation", 2,
-			map[string]int{"subagent": 2, "search_documents": 2}, "Sub-agent findings"},
+		{"simple", "How do clients resume a stream?", 0, map[string]int{"search_documents": 1}, "- [1] Resuming a stream — resume.md"},
+		{"multi-part", "How does resume work? And what happens on cancellation?", 3,
+			map[string]int{"search_documents": 2}, "- [2] Cancellation — cancellation.md"},
+		{"compare", "Compare resume and cancellation", 3,
+			map[string]int{"subagent": 2, "search_documents": 2}, "**Cancellation.** "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +132,8 @@ func TestParts(t *testing.T) {
 		{"How do I resume?", []string{"How do I resume"}},
 		{"What is a ToolCall? How is it escaped?", []string{"What is a ToolCall", "How is it escaped"}},
 		{"Compare resume and cancellation", []string{"resume", "cancellation"}},
-		{"Steps:\n- deploy\n- configure", []string{"Steps", "deploy", "configure"}},
+		{"Steps:\n- deploy\n- configure", []string{"deploy", "configure"}},
+		{"How does resume work? Make a plan.", []string{"How does resume work"}},
 	}
 	for _, tt := range tests {
 		if got := demo.Parts(tt.q); strings.Join(got, "|") != strings.Join(tt.want, "|") {
@@ -174,7 +175,7 @@ func TestDemoFetchURL(t *testing.T) {
 	if fetch == nil || fetch.Status != toolcallmarkup.StatusSuccess || len(fetch.Attrs) == 0 || fetch.Attrs[0].Value != srv.URL+"/notes" {
 		t.Fatalf("fetch_url tag %+v in %q", fetch, ev.content(t))
 	}
-	if !strings.Contains(res.Answer, "Version 2 adds resume. [1]") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
+	if !strings.Contains(res.Answer, "Version 2 adds resume [1].") || !strings.Contains(res.Answer, "[1] Release notes — "+srv.URL+"/notes") {
 		t.Errorf("answer %q", res.Answer)
 	}
 }
@@ -197,5 +198,21 @@ func TestDemoPacing(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
 		t.Errorf("got %v after %v, want a prompt context.Canceled", err, time.Since(start))
+	}
+}
+
+// TestDemoExample: a question asking for an example gets the code block of
+// a source, cited.
+func TestDemoExample(t *testing.T) {
+	var ev events
+	res, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{
+		Model: &demo.Model{}, Input: "How do clients resume a stream? Show an example.",
+		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(docs)},
+	}, ev.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Answer, "```sh\ncurl -N") || !strings.Contains(res.Answer, "from the event after number 42 [1]:") {
+		t.Errorf("answer %q lacks the cited example", res.Answer)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -39,6 +40,7 @@ type FetchURL struct {
 	MaxChars     int            // text returned; default 12000 bytes
 	Timeout      time.Duration  // whole request; default 20 s
 	MaxRedirects int            // default 5
+	Logger       *slog.Logger   // where failures are logged in full; default slog.Default()
 }
 
 // NewFetchURL returns the fetch_url tool with the default limits; allow
@@ -82,9 +84,10 @@ func (t *FetchURL) Call(ctx context.Context, input string) (string, error) {
 	if err := decodeArgs(input, &args, &args.URL); err != nil {
 		return "", fmt.Errorf("fetch_url: bad arguments: %w", err)
 	}
-	text, err := t.Fetch(ctx, strings.TrimSpace(args.URL))
+	raw := strings.TrimSpace(args.URL)
+	text, err := t.Fetch(ctx, raw)
 	if err != nil {
-		return "", fmt.Errorf("fetch_url: %w", err)
+		return "", failure(t.Logger, t.Name(), fetchMessage(raw, err), err, "url", raw)
 	}
 	return text, nil
 }
@@ -113,7 +116,7 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", fmt.Errorf("%s answered HTTP %d", u.Host, resp.StatusCode)
+		return "", &statusError{host: u.Host, code: resp.StatusCode}
 	}
 	maxBytes := t.MaxBytes
 	if maxBytes <= 0 {
@@ -136,7 +139,7 @@ func (t *FetchURL) Fetch(ctx context.Context, rawURL string) (string, error) {
 	case strings.HasPrefix(ct, "text/") || ct == "application/json":
 		text = strings.ToValidUTF8(toUTF8(body, rawCT), "\uFFFD")
 	default:
-		return "", fmt.Errorf("unsupported content type %q", ct)
+		return "", &typeError{contentType: ct}
 	}
 	maxChars := t.MaxChars
 	if maxChars <= 0 {
@@ -180,14 +183,14 @@ func toUTF8(body []byte, contentType string) string {
 func (t *FetchURL) checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL: %w", err)
+		return nil, &urlError{msg: "that is not a valid URL"}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("only http and https URLs can be fetched, not %q", raw)
+		return nil, &urlError{msg: "only http and https URLs can be fetched"}
 	}
 	host := u.Hostname()
 	if host == "" {
-		return nil, fmt.Errorf("URL %q has no host", raw)
+		return nil, &urlError{msg: "the URL has no host"}
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !t.allowed(ip) {
@@ -237,7 +240,7 @@ func (t *FetchURL) client() *http.Client {
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
-				return fmt.Errorf("more than %d redirects", maxRedirects)
+				return fmt.Errorf("%w: more than %d", errTooManyRedirects, maxRedirects)
 			}
 			_, err := t.checkURL(req.URL.String())
 			return err

@@ -75,10 +75,10 @@ func TestFetchURLReadable(t *testing.T) {
 		{path: "/latin1", want: []string{"Café crème"}},
 		{path: "/meta", want: []string{"“quoted”"}},
 		{path: "/big", want: []string{"[truncated]"}},
-		{path: "/image", wantErr: "unsupported content type"},
-		{path: "/loop", wantErr: "redirects"},
-		{path: "/slow", wantErr: "deadline exceeded"},
-		{path: "/404", wantErr: "HTTP 404"},
+		{path: "/image", wantErr: "127.0.0.1 sent image/png, which fetch_url cannot read"},
+		{path: "/loop", wantErr: "127.0.0.1 redirected too many times"},
+		{path: "/slow", wantErr: "127.0.0.1 did not answer in time"},
+		{path: "/404", wantErr: "127.0.0.1 answered HTTP 404 (Not Found)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

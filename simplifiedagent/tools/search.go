@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/toolmark/toolmark"
@@ -19,8 +20,20 @@ type Searcher interface {
 // SearchDocuments is the search_documents tool.
 type SearchDocuments struct {
 	Searcher Searcher
-	Limit    int // hits per search; default 5, at most 20
+	Limit    int          // hits per search; default 5, at most 20
+	Logger   *slog.Logger // where failures are logged in full; default slog.Default()
 }
+
+// Counter counts the documents of the knowledge base. A Searcher that
+// implements it lets search_documents tell the model how to load documents
+// when there are none.
+type Counter interface {
+	CountDocuments(ctx context.Context) (int, error)
+}
+
+// EmptyHint is what search_documents adds to a search that found nothing
+// in an empty knowledge base.
+const EmptyHint = "The knowledge base is empty: documents are loaded with `toolmark ingest DIR` (Markdown and text files)."
 
 // NewSearchDocuments returns the search_documents tool over s.
 func NewSearchDocuments(s Searcher) *SearchDocuments {
@@ -67,14 +80,14 @@ func (t *SearchDocuments) Call(ctx context.Context, input string) (string, error
 		Limit int    `json:"limit"`
 	}
 	if err := decodeArgs(input, &args, &args.Query); err != nil {
-		return "", fmt.Errorf("search_documents: bad arguments: %w", err)
+		return "", fmt.Errorf("the arguments are not valid JSON: %w", err)
 	}
 	args.Query = strings.TrimSpace(args.Query)
 	if args.Query == "" {
-		return "", errors.New("search_documents: query is empty")
+		return "", errors.New("the query is empty")
 	}
 	if t.Searcher == nil {
-		return "", errors.New("search_documents: no knowledge base configured")
+		return "", errors.New("no knowledge base is configured")
 	}
 	limit := args.Limit
 	if limit <= 0 {
@@ -83,9 +96,15 @@ func (t *SearchDocuments) Call(ctx context.Context, input string) (string, error
 	limit = min(max(limit, 1), 20)
 	hits, err := t.Searcher.SearchDocuments(ctx, args.Query, limit)
 	if err != nil {
-		return "", fmt.Errorf("search_documents: %w", err)
+		return "", failure(t.Logger, t.Name(), "the knowledge base could not be searched", err, "query", args.Query)
 	}
-	return FormatHits(args.Query, hits), nil
+	out := FormatHits(args.Query, hits)
+	if c, ok := t.Searcher.(Counter); ok && len(hits) == 0 {
+		if n, err := c.CountDocuments(ctx); err == nil && n == 0 {
+			out += "\n" + EmptyHint + "\n"
+		}
+	}
+	return out, nil
 }
 
 // FormatHits writes hits as the text the model receives: a "Found N"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +22,7 @@ type WebSearch struct {
 	BaseURL string
 	Client  *http.Client // default: a client with a 15 s timeout
 	Limit   int          // results returned; default 5
+	Logger  *slog.Logger // where failures are logged in full; default slog.Default()
 }
 
 // NewWebSearch returns the web_search tool for the SearxNG server at
@@ -73,19 +75,19 @@ func (t *WebSearch) Call(ctx context.Context, input string) (string, error) {
 		Query string `json:"query"`
 	}
 	if err := decodeArgs(input, &args, &args.Query); err != nil {
-		return "", fmt.Errorf("web_search: bad arguments: %w", err)
+		return "", fmt.Errorf("the arguments are not valid JSON: %w", err)
 	}
 	q := strings.TrimSpace(args.Query)
 	if q == "" {
-		return "", errors.New("web_search: query is empty")
+		return "", errors.New("the query is empty")
 	}
 	if t.BaseURL == "" {
-		return "", errors.New("web_search: no SearxNG server configured")
+		return "", errors.New("no web search service is configured")
 	}
 	u := t.BaseURL + "/search?" + url.Values{"q": {q}, "format": {"json"}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", fmt.Errorf("web_search: %w", err)
+		return "", failure(t.Logger, t.Name(), "the web search service is misconfigured", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	client := t.Client
@@ -94,15 +96,21 @@ func (t *WebSearch) Call(ctx context.Context, input string) (string, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("web_search: %w", err)
+		msg := "the web search service could not be reached"
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			msg = "the web search service did not answer in time"
+		}
+		return "", failure(t.Logger, t.Name(), msg, err, "query", q)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("web_search: SearxNG answered HTTP %d", resp.StatusCode)
+		return "", failure(t.Logger, t.Name(), statusMessage("the web search service", resp.StatusCode),
+			fmt.Errorf("SearxNG answered HTTP %d", resp.StatusCode), "query", q)
 	}
 	var sr searxResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&sr); err != nil {
-		return "", fmt.Errorf("web_search: decoding SearxNG answer: %w", err)
+		return "", failure(t.Logger, t.Name(), "the web search service sent an answer that could not be read",
+			fmt.Errorf("decoding the SearxNG answer: %w", err), "query", q)
 	}
 	limit := t.Limit
 	if limit <= 0 {

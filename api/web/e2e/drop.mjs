@@ -3,8 +3,7 @@
 // own reconnections fail too. After the network is back the page resumes
 // from its last seq, the answer's text is not duplicated, the turn
 // completes, and the live text equals the stored content's text.
-import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL } from './lib.mjs';
-import { liveTextOf } from './text.mjs';
+import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL, recordLive, storedAnswerHTML } from './lib.mjs';
 
 await run('drop', async (browser) => {
   const { page, context, problems } = await openPage(browser);
@@ -20,19 +19,13 @@ await run('drop', async (browser) => {
     const h = await r.allHeaders().catch(() => ({}));
     streams[i] += ' last-event-id=' + (h['last-event-id'] || '');
   });
-  // Keep the last live text and the turn id seen before the live view is
-  // replaced by the server's html.
-  await page.evaluate(() => {
-    window.__live = { text: null, turnId: null };
-    new MutationObserver(() => {
-      const live = document.querySelector('.message--live');
-      if (!live) return;
-      window.__live.turnId = live.dataset.turnId;
-      window.__live.text = [...live.querySelectorAll('.live-text')].map((e) => e.raw).join('\u0000');
-    }).observe(document.body, { subtree: true, childList: true, characterData: true });
-  });
+  // Keep the last live HTML and the turn id seen while the turn was live.
+  await page.evaluate(recordLive);
   await ask(page, 'Explain how the event stream resumes after a disconnect, and what a snapshot is.');
-  await page.waitForFunction(() => [...document.querySelectorAll('.message--live .live-text')].some((e) => e.textContent.length > 20), null, { timeout: 30000 });
+  await page.waitForFunction(() => {
+    const b = document.querySelector('.message--live .message__body');
+    return b && b.textContent.length > 20;
+  }, null, { timeout: 30000 });
   const reopened = async () => {
     const n = opened;
     for (let i = 0; i < 100 && opened === n; i++) await page.waitForTimeout(100);
@@ -55,7 +48,7 @@ await run('drop', async (browser) => {
   await waitTurnEnd(page, 90000);
   await shot(page, 'b-done');
 
-  const { text, turnId } = await page.evaluate(() => window.__live);
+  const { html, turnId } = await page.evaluate(() => window.__live);
   assert(turnId, 'a live turn was seen');
   assert(streams.length >= 2, 'the page reconnected: ' + JSON.stringify(streams));
   const resumed = streams.some((s) => /last-event-id=[1-9]/.test(s));
@@ -63,13 +56,10 @@ await run('drop', async (browser) => {
   const own = streams.some((s) => /[?&]after=[1-9]/.test(s));
   assert(own, 'the page reconnected by itself with ?after=: ' + JSON.stringify(streams));
 
-  // The stored content's text, as the live view shows it.
-  const resp = await page.request.get(baseURL + '/api/turns/' + turnId);
-  const turn = await resp.json();
-  assert(turn.turn.status === 'completed', 'turn completed: ' + turn.turn.status);
-  const want = liveTextOf(turn.content);
-  const got = text.split('\u0000').join('');
-  assert(got === want, `live text equals the stored content's text\n--- live:\n${got}\n--- stored:\n${want}`);
+  // The live answer, put together across the cuts, is the stored one.
+  const stored = await storedAnswerHTML(page, turnId);
+  assert(stored.turn.status === 'completed', 'turn completed: ' + stored.turn.status);
+  assert(html === stored.html, `live HTML equals the stored html\n--- live:\n${html}\n--- stored:\n${stored.html}`);
   const ws = await widgets(page);
   assert(ws.length > 0 && ws.every((w) => w.status === 'success'), 'final widgets: ' + JSON.stringify(ws));
   const ids = ws.map((w) => w.id);

@@ -28,7 +28,16 @@ await run('hostile', async (browser) => {
   });
   await ask(page, hostile);
   await page.waitForSelector('.message--live', { timeout: 30000 });
+  // The demo model quotes the question in its answer: wait until the live
+  // answer — server-rendered HTML arriving in render frames — holds it.
+  await page.waitForFunction(() => {
+    const body = document.querySelector('.message--live .message__body');
+    return body && body.textContent.includes('<script>alert(2)</script>');
+  }, null, { timeout: 60000 });
   await check(page, 'live');
+  const liveText = await page.textContent('.message--live .message__body');
+  assert(liveText.includes('<script>alert(2)</script>') && liveText.includes('<ToolCall type="x"'),
+    'the live answer shows the hostile markup as text: ' + liveText);
   await waitTurnEnd(page, 60000);
   await check(page, 'after the turn');
   await shot(page, 'd-hostile');

@@ -107,3 +107,72 @@ export function noProblems(problems, expected = null) {
   const other = problems.console.filter((m) => !(expected && expected.test(m)));
   assert(other.length === 0, 'console errors: ' + other.join('; '));
 }
+
+/**
+ * recordLive keeps, in window.__live, what the live answer looked like the
+ * last time it changed while it was live: its turn id and its HTML without
+ * the page's own controls ([data-ui]), plus every status bubble text shown.
+ */
+export function recordLive() {
+  window.__live = { turnId: null, html: null, bubbles: [], snapshots: [] };
+  const clean = (body) => {
+    const c = body.cloneNode(true);
+    for (const el of c.querySelectorAll('[data-ui]')) el.remove();
+    for (const el of c.querySelectorAll('*')) {
+      for (const a of [...el.attributes]) if (a.name.startsWith('data-ui')) el.removeAttribute(a.name);
+    }
+    return c.innerHTML;
+  };
+  const answerText = (body) => {
+    const c = body.cloneNode(true);
+    for (const el of c.querySelectorAll('.toolcall, [data-ui]')) el.remove();
+    return c.textContent.trim();
+  };
+  new MutationObserver(() => {
+    const live = document.querySelector('.message--live');
+    if (!live) return;
+    const body = live.querySelector('.message__body');
+    const bubble = live.querySelector('.bubble');
+    const text = bubble && !bubble.hidden ? bubble.querySelector('.bubble__text').textContent : '';
+    window.__live.turnId = live.dataset.turnId;
+    window.__live.html = clean(body);
+    const b = window.__live.bubbles;
+    if (text && b[b.length - 1] !== text) b.push(text);
+    window.__live.snapshots.push({
+      bubble: text,
+      text: answerText(body).length,
+      strong: !!body.querySelector(':scope > p > strong'),
+      li: !!body.querySelector('li:not(.toolcall__child)'),
+      code: !!body.querySelector(':scope > p code, :scope > pre code'),
+      running: [...body.querySelectorAll('.toolcall')].filter((w) => ['pending', 'running'].includes(w.dataset.status))
+        .map((w) => ({ id: w.dataset.toolCallId, type: w.dataset.toolType, text: w.querySelector('.toolcall__text')?.textContent })),
+    });
+  }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+}
+
+/** normalizeHTML returns html as the browser serialises it. */
+export async function normalizeHTML(page, html) {
+  return page.evaluate((h) => {
+    const t = document.createElement('template');
+    t.innerHTML = h;
+    return t.innerHTML;
+  }, html);
+}
+
+/** storedAnswerHTML returns the turn's stored html, serialised by the browser. */
+export async function storedAnswerHTML(page, turnId) {
+  const turn = await (await page.request.get(baseURL + '/api/turns/' + turnId)).json();
+  return { turn: turn.turn, html: await normalizeHTML(page, turn.html) };
+}
+
+/** shownAnswerHTML returns the HTML of the last answer on the page, without the page's controls. */
+export async function shownAnswerHTML(page) {
+  return page.$eval('.message--assistant:last-of-type .message__body', (body) => {
+    const c = body.cloneNode(true);
+    for (const el of c.querySelectorAll('[data-ui]')) el.remove();
+    for (const el of c.querySelectorAll('*')) {
+      for (const a of [...el.attributes]) if (a.name.startsWith('data-ui')) el.removeAttribute(a.name);
+    }
+    return c.innerHTML;
+  });
+}

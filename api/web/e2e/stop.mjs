@@ -14,7 +14,8 @@ await run('stop', async (browser) => {
       for (const el of live.querySelectorAll('.toolcall')) window.__live.statuses[el.dataset.toolCallId] = el.dataset.status;
     }).observe(document.body, { subtree: true, childList: true, attributes: true });
   });
-  await ask(page, 'Compare resuming a stream with cancelling a turn, and explain snapshots.');
+  await ask(page, 'Compare resuming a stream with cancelling a turn, and explain snapshots. Make a plan.');
+  await page.waitForSelector('#todos:not([hidden]) .todo--in_progress', { timeout: 30000 });
   // Stop while the first tool call is still open (its arguments stream
   // slowly in this test).
   await page.waitForSelector('.message--live .toolcall--pending, .message--live .toolcall--running', { timeout: 30000 });
@@ -47,6 +48,15 @@ await run('stop', async (browser) => {
   const reloaded = await widgets(page);
   assert(JSON.stringify(reloaded) === JSON.stringify(final), 'same widgets after reload');
   assert((await page.textContent('.message--assistant .message__note')).includes('Stopped'), 'the message says it was stopped');
+  // The plan of the cancelled turn: nothing left in progress.
+  const plan = await page.$$eval('#todo-list .todo', (els) => els.map((e) => e.dataset.status));
+  assert(plan.length > 0, 'the plan shows after the reload');
+  assert(!plan.includes('in_progress') && !plan.includes('pending'), 'no item in progress after the reload: ' + JSON.stringify(plan));
+  assert(plan.includes('cancelled'), 'unfinished items show cancelled: ' + JSON.stringify(plan));
+  assert(/^\d+\/\d+ done$/.test(await page.textContent('#todo-count')), 'the plan counts what is done');
+  // It folds away.
+  await page.click('#todos summary');
+  assert(!(await page.isVisible('#todo-list')), 'the plan folds');
   await shot(page, 'c-reloaded');
   noProblems(problems);
 });

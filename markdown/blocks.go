@@ -1,0 +1,106 @@
+package markdown
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// topBlock is one top-level block of a parse, rendered on its own: the
+// offset of the line it starts on, its HTML (exactly the part of Render's
+// output it accounts for), and what decides whether the source may be cut
+// before it (see Live).
+type topBlock struct {
+	start       int // offset of the first byte of the block's first line
+	html        string
+	blankBefore bool // a blank line separates it from the block before
+	closed      bool // it ends with no paragraph open: a heading, rule, code block, HTML block or widget
+}
+
+// renderBlocks renders src as Render does, one top-level block at a time,
+// with the link reference definitions refs known before the parse. It
+// returns the blocks and every reference definition the parse knows
+// afterwards (refs included). The concatenation of the blocks' HTML is what
+// Render returns for src given the same definitions.
+func (r *Renderer) renderBlocks(src []byte, refs []parser.Reference) ([]topBlock, []parser.Reference, error) {
+	blocks, all, ok, err := r.renderBlocksWith(src, refs, r.splice)
+	if err == nil && !ok {
+		// A marker did not survive the policy: render the widgets in place
+		// and sanitise everything, as Render does.
+		blocks, all, _, err = r.renderBlocksWith(src, refs, false)
+	}
+	return blocks, all, err
+}
+
+func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSplice bool) ([]topBlock, []parser.Reference, bool, error) {
+	pc := parser.NewContext()
+	for _, ref := range refs {
+		pc.AddReference(ref)
+	}
+	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	var blocks []topBlock
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		blocks = append(blocks, topBlock{start: lineStart(src, c.Pos()), blankBefore: c.HasBlankPreviousLines(), closed: closedAlone(c)})
+	}
+	var prefix string
+	var widgets []string
+	if withSplice {
+		prefix, widgets = r.detachWidgets(doc)
+	}
+	placed := make([]bool, len(widgets))
+	var buf bytes.Buffer
+	i := 0
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		buf.Reset()
+		if err := r.md.Renderer().Render(&buf, src, c); err != nil {
+			return nil, nil, false, fmt.Errorf("rendering markdown: %w", err)
+		}
+		out := r.policy.SanitizeReader(&buf).String()
+		if len(widgets) > 0 {
+			var ok bool
+			if out, ok = spliceSome(out, prefix, widgets, placed); !ok {
+				return nil, nil, false, nil
+			}
+		}
+		blocks[i].html = out
+		i++
+	}
+	for _, p := range placed {
+		if !p {
+			return nil, nil, false, nil
+		}
+	}
+	if len(blocks) > 0 {
+		blocks[0].start = 0
+	}
+	return blocks, pc.References(), true, nil
+}
+
+// lineStart returns the offset of the start of the line holding offset pos
+// (-1 when pos is unknown).
+func lineStart(src []byte, pos int) int {
+	if pos < 0 || pos > len(src) {
+		return -1
+	}
+	return bytes.LastIndexByte(src[:pos], '\n') + 1
+}
+
+// closedAlone reports whether n ends with nothing left open that the next
+// line could continue or that would change how the next line is read.
+func closedAlone(n ast.Node) bool {
+	switch n.Kind() {
+	case ast.KindHeading, ast.KindThematicBreak, ast.KindFencedCodeBlock, ast.KindCodeBlock, ast.KindHTMLBlock, KindToolCall:
+		return true
+	}
+	return false
+}
+
+// newMarkerPrefix returns the random prefix of one render's widget markers.
+func newMarkerPrefix() string {
+	return "tcw" + strconv.FormatUint(rand.Uint64(), 36) + "n"
+}
