@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // TestReplicas runs two servers on one database: a turn started on one is
@@ -96,4 +98,84 @@ func TestCancelQueuedTurn(t *testing.T) {
 	if firstEvs := c.allEvents(first.ID, -1); firstEvs[len(firstEvs)-1].Type != toolmark.EventTurnCompleted {
 		t.Errorf("the running turn ended with %s", firstEvs[len(firstEvs)-1].Type)
 	}
+}
+
+// TestDrainHandsOver drains the replica running a turn while its answer
+// streams: the other replica adopts the turn and continues the answer from
+// the log, its followers see one gapless stream ending turn_completed, and
+// the answer reads as the same answer written without the hand-over.
+func TestDrainHandsOver(t *testing.T) {
+	a := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	b := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond, DB: a.DB})
+	ca, cb := newClient(t, a.URL, ""), newClient(t, b.URL, "")
+
+	// The same question answered without a hand-over, for comparison.
+	ref := cb.postTurn(cb.newConversation(), twoToolQuestion)
+	refEvs := cb.allEvents(ref.ID, -1)
+	refText, err := replayLog(refEvs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	turn := ca.postTurn(ca.newConversation(), twoToolQuestion)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp := cb.stream(ctx, turn.ID, -1)
+	defer resp.Body.Close()
+	var evs []toolmark.Event
+	texts, drained := 0, false
+	_, _ = readFrames(resp.Body, func(f frame) bool {
+		if f.Data == "" {
+			return true
+		}
+		e := mustEvent(t, f)
+		evs = append(evs, e)
+		if e.Type == toolmark.EventTextDelta {
+			texts++
+		}
+		if texts == 8 && !drained { // well into the answer, every tool done
+			drained = true
+			a.App.API.Drain()
+			a.App.Runner.Drain(context.Background())
+		}
+		return !e.Type.Terminal()
+	})
+	if !drained {
+		t.Fatal("the turn ended before the drain")
+	}
+	checkStream(t, b, evs)
+	if last := evs[len(evs)-1]; last.Type != toolmark.EventTurnCompleted {
+		t.Fatalf("handed-over turn ended with %s", last.Type)
+	}
+	got, err := replayLog(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toolcallmarkup.RestoreText(stripTags(got)) != toolcallmarkup.RestoreText(stripTags(refText)) {
+		t.Errorf("the continued answer differs from one written without a hand-over:\n%s\n---\n%s", stripTags(got), stripTags(refText))
+	}
+	var tr struct {
+		Turn    toolmark.Turn `json:"turn"`
+		Content string        `json:"content"`
+	}
+	cb.mustJSON("GET", "/api/turns/"+turn.ID, "", http.StatusOK, &tr)
+	if tr.Turn.Status != toolmark.TurnCompleted || tr.Content != got {
+		t.Errorf("stored turn %s, content matches the log: %v", tr.Turn.Status, tr.Content == got)
+	}
+}
+
+// stripTags removes the ToolCall elements of content, keeping its text.
+func stripTags(content string) string {
+	spans := toolcallmarkup.Scan(content)
+	var b strings.Builder
+	pos := 0
+	for _, s := range spans {
+		if s.Parent >= 0 || s.Start < pos {
+			continue
+		}
+		b.WriteString(content[pos:s.Start])
+		pos = s.End
+	}
+	b.WriteString(content[pos:])
+	return strings.TrimSpace(b.String())
 }

@@ -239,7 +239,12 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 				done = append(done, c)
 			}
 		}
-		msgs = append(msgs, BuildHistory("", []HistoryTurn{{UserText: l.req.Input, AssistantContent: r.Content, ToolCalls: done}})...)
+		msgs = append(msgs, BuildHistory("", []HistoryTurn{{UserText: l.req.Input, ToolCalls: done}})...)
+		// The answer so far as it stands, trailing space included: the
+		// model goes on right after its last character.
+		if text := strings.TrimLeft(visibleText(r.Content), " \n"); strings.TrimSpace(text) != "" {
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, text))
+		}
 	} else {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, l.req.Input))
 	}

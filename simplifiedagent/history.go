@@ -80,7 +80,10 @@ var blankLines = regexp.MustCompile(`\n{3,}`)
 
 // VisibleText returns the text of a markup content without its ToolCall
 // elements, neutralised text restored to what the model wrote.
-func VisibleText(content string) string {
+func VisibleText(content string) string { return strings.TrimSpace(visibleText(content)) }
+
+// visibleText is VisibleText with the white space at its ends kept.
+func visibleText(content string) string {
 	var b strings.Builder
 	last := 0
 	for _, sp := range toolcallmarkup.Scan(content) {
@@ -92,7 +95,7 @@ func VisibleText(content string) string {
 	}
 	b.WriteString(content[last:])
 	text := toolcallmarkup.RestoreText(b.String())
-	return strings.TrimSpace(blankLines.ReplaceAllString(text, "\n\n"))
+	return blankLines.ReplaceAllString(text, "\n\n")
 }
 
 // HistoryChars returns the size of a summary and turns in characters

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -91,7 +92,53 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 			return m.toolCalls(ctx, []llms.ToolCall{newCall(len(messages), 0, "todo_list", string(args))})
 		}
 	}
-	return m.text(ctx, &opts, m.sized(compose(question, results)))
+	answer := m.sized(compose(question, results))
+	if prior := partialAnswer(messages); prior != "" {
+		// An answer begun on another server and handed over: go on
+		// where it stopped, as a model continuing its own message does.
+		answer = continueAfter(answer, prior)
+	}
+	return m.text(ctx, &opts, answer)
+}
+
+// partialAnswer returns the text of a conversation's last message when it
+// is the model's own unfinished answer (a turn continued after a hand-over:
+// the loop never asks the model again after a reply of plain text).
+func partialAnswer(msgs []llms.MessageContent) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != llms.ChatMessageTypeAI {
+		return ""
+	}
+	for _, p := range last.Parts {
+		if _, ok := p.(llms.ToolCall); ok {
+			return ""
+		}
+	}
+	return textOf(last)
+}
+
+// continueAfter returns what answer has left to say after prior, the part
+// of it already written.
+func continueAfter(answer, prior string) string {
+	prior = strings.TrimLeft(prior, " \n")
+	for _, p := range []string{prior, strings.TrimRight(prior, " \n")} {
+		if i := strings.Index(answer, p); i >= 0 && p != "" {
+			return answer[i+len(p):]
+		}
+	}
+	// The text read back may differ in layout: match its last words.
+	tail := prior
+	for len(tail) > 40 {
+		_, size := utf8.DecodeRuneInString(tail)
+		tail = tail[size:]
+	}
+	if i := strings.LastIndex(answer, tail); i >= 0 && tail != "" {
+		return answer[i+len(tail):]
+	}
+	return answer
 }
 
 // summaryInstruction starts simplifiedagent.Compact's request.
