@@ -35,8 +35,9 @@ export function decodeEntities(v) {
 /**
  * parseOpenTag reads `<ToolCall key="value" …>` starting at s[start].
  * Returns {call, end} (end just past ">") or null when the text there is
- * not a genuine tag: wrong case, a newline or "<" inside, a missing type,
- * status or toolCallId.
+ * not a genuine tag: wrong case, a line break between attributes, a "<" or
+ * a control character other than tab and line breaks in a value, a missing
+ * type, status or toolCallId.
  */
 export function parseOpenTag(s, start = 0) {
   const lit = '<ToolCall';
@@ -48,7 +49,7 @@ export function parseOpenTag(s, start = 0) {
     if (s[i] !== ' ') return null;
     while (s[i] === ' ') i++;
     if (s[i] === '>') { i++; break; }
-    const m = /^([A-Za-z_][A-Za-z0-9_.:-]*)="([^"<>\n\r]*)"/.exec(s.slice(i, i + 4096));
+    const m = /^([A-Za-z_][A-Za-z0-9_.:-]*)="([^"<>\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*)"/.exec(s.slice(i, i + 4096));
     if (!m) return null;
     attrs.push([m[1], decodeEntities(m[2])]);
     i += m[0].length;
