@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -289,6 +290,11 @@ func (s *suite) burstSpan(ctx context.Context, u user, base string, n int) (time
 func (s *suite) waitFinal(ctx context.Context, ids []string, deadline time.Time) (map[string]turnRow, error) {
 	for {
 		rows, err := s.cl.turnRows(ctx, ids)
+		if err != nil && store.Unavailable(err) && time.Now().Before(deadline) {
+			// PostgreSQL restarting under the pgrestart scenario.
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
