@@ -78,7 +78,9 @@ func (s *suite) drain(ctx context.Context) error {
 			}
 			return true
 		})
-		time.Sleep(500 * time.Millisecond)
+		// A random moment, so that the SIGTERM and the cancel below fall
+		// anywhere in the replica's periodic work (lease renewal, sweeps).
+		time.Sleep(s.between(500*time.Millisecond, 5*time.Second))
 
 		a.term()
 		sigAt := time.Now()
@@ -101,7 +103,7 @@ func (s *suite) drain(ctx context.Context) error {
 		if st := s.tryStream(ctx, u, a.url, onA[0]); st == 200 {
 			accepted++
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(s.between(0, 1200*time.Millisecond))
 		cancelID := onA[len(onA)-1]
 		cancelAt := time.Now()
 		if _, err := u.call(ctx, reps[1].url, "POST", "/api/turns/"+cancelID+"/cancel", nil, nil); err != nil {

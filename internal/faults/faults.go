@@ -86,7 +86,7 @@ func Short() Config {
 		PGRounds: 1, PGDown: 2 * time.Second, PGSettle: 30 * time.Second,
 		ResumeCycles: 60,
 		Hostile:      200,
-		DrainRounds:  1, DrainGrace: 3 * time.Second,
+		DrainRounds:  1, DrainGrace: 5 * time.Second,
 	}
 }
 
@@ -98,7 +98,7 @@ func Full() Config {
 		PGRounds: 3, PGDown: 3 * time.Second, PGSettle: 30 * time.Second,
 		ResumeCycles: 600,
 		Hostile:      600,
-		DrainRounds:  3, DrainGrace: 3 * time.Second,
+		DrainRounds:  3, DrainGrace: 5 * time.Second,
 	}
 }
 
