@@ -25,7 +25,9 @@ type drainFollower struct {
 func (s *suite) drain(ctx context.Context) error {
 	const sc = "drain"
 	cfg := s.cfg
-	flags := []string{"--demo-delay", "80ms", "--shutdown-grace", cfg.DrainGrace.String()}
+	// Turns of 12–16 s: longer than the grace once under way, so the
+	// draining replica's turns can only finish by going on elsewhere.
+	flags := []string{"--demo-delay", "100ms", "--shutdown-grace", cfg.DrainGrace.String()}
 	u, reps, err := s.setup(ctx, sc, flags, "drain-a0", "drain-b", "drain-c")
 	if err != nil {
 		return err
@@ -80,7 +82,7 @@ func (s *suite) drain(ctx context.Context) error {
 		})
 		// A random moment, so that the SIGTERM and the cancel below fall
 		// anywhere in the replica's periodic work (lease renewal, sweeps).
-		time.Sleep(s.between(500*time.Millisecond, 5*time.Second))
+		time.Sleep(s.between(500*time.Millisecond, 3*time.Second))
 
 		a.term()
 		sigAt := time.Now()

@@ -136,11 +136,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *keep || *workDir != "" {
 		fmt.Fprintf(stdout, "replica logs: %s\n", cfg.WorkDir)
 	}
-	if *writeDoc != "" {
+	if *writeDoc != "" && err == nil { // an interrupted run has no figures to publish
 		if *label == "" {
 			*label = "Run of " + time.Now().UTC().Format("2006-01-02")
 		}
-		cmd := "go run ./internal/faults/cmd " + strings.Join(args, " ")
+		cmd := docCommand(fs, rep.Seed)
 		if err := faults.WriteDoc(*writeDoc, *section, rep.Markdown(*label, cmd)); err != nil {
 			fmt.Fprintln(stderr, "faults: writing the figures:", err)
 			return 2
@@ -154,6 +154,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// docCommand is the command that repeats a run: the flags that set what it
+// does, and its seed; not those about files and output.
+func docCommand(fs *flag.FlagSet, seed uint64) string {
+	parts := []string{"go run ./internal/faults/cmd"}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "bin", "work-dir", "keep", "write-doc", "doc-section", "doc-label", "seed", "database-url":
+			return
+		}
+		v := f.Value.String()
+		if strings.ContainsAny(v, " '\"") {
+			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		parts = append(parts, "--"+f.Name+" "+v)
+	})
+	return strings.Join(append(parts, fmt.Sprintf("--seed %d", seed)), " ")
 }
 
 // override sets *dst to v unless v is negative (the flag was not given).
