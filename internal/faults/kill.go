@@ -345,9 +345,12 @@ func countsDetail(counts map[string]int) string {
 }
 
 // examples lists a few of many failures.
-func examples(xs []string) string {
-	if len(xs) > 3 {
-		return strings.Join(xs[:3], "; ") + fmt.Sprintf("; … %d in all", len(xs))
+func examples(xs []string) string { return examplesOf(xs, len(xs)) }
+
+// examplesOf lists a few of total failures, xs holding some of them.
+func examplesOf(xs []string, total int) string {
+	if total > 3 && len(xs) >= 3 {
+		return strings.Join(xs[:3], "; ") + fmt.Sprintf("; … %d in all", total)
 	}
 	return strings.Join(xs, "; ")
 }

@@ -186,7 +186,7 @@ func (s *suite) pgRestart(ctx context.Context) error {
 	}
 	other5xx := stats.count(func(st int) bool { return st >= 500 && st != 503 })
 	rp := s.report
-	rp.atMost(sc, "5xx other than 503 while PostgreSQL restarts", other5xx, 0, examples(stats.other5xx))
+	rp.atMost(sc, "5xx other than 503 while PostgreSQL restarts", other5xx, 0, examplesOf(stats.other5xx, other5xx))
 	rp.atMost(sc, "503 answers without Retry-After", stats.no503RA, 0, "")
 	rp.check(sc, "turns completed once PostgreSQL is back", completed == total, fmt.Sprintf("%d of %d", completed, total),
 		fmt.Sprintf("%d of %d", total, total), countsDetail(outcomes))
