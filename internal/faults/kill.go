@@ -247,7 +247,11 @@ func (s *suite) kill(ctx context.Context) error {
 	r.figure(sc, "turn requests sent / answered 202 before the kill", "%d / %d", posted, answered)
 	r.figure(sc, "turns found / not final at the kill", "%d / %d", len(order), killed)
 	r.figure(sc, "events received by followers before the kill, checked", "%d", checked)
-	r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(ttt.quantile(0.5)), ms(ttt.max()), len(ttt))
+	if len(ttt) == 0 {
+		r.figure(sc, "time from the kill to the terminal state, p50 / max", "— (no turn not final at the kill reached it)")
+	} else {
+		r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(ttt.quantile(0.5)), ms(ttt.max()), len(ttt))
+	}
 	return nil
 }
 
