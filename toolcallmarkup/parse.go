@@ -22,8 +22,7 @@ type Span struct {
 // as Perplexica writes them (see OneLineTags). Anything else, such as
 // neutralised model text, a line break between attributes, a raw "<" or
 // another control character in a value, or a tag of another letter case,
-// is text. A "</ToolCall>" with no open element
-// is text too.
+// is text. A "</ToolCall>" with no open element is text too.
 func Scan(content string) []Span {
 	var spans []Span
 	var stack []int
