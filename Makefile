@@ -4,7 +4,7 @@ BIN      := bin/toolmark
 FUZZTIME ?= 20s
 ADDR     ?= 127.0.0.1:8080
 
-.PHONY: run build test unit fuzz bench vet clean
+.PHONY: run build test unit fuzz bench faults faults-short vet clean
 
 ## run: start toolmark serve with an embedded PostgreSQL and the offline demo model
 run: build
@@ -33,6 +33,16 @@ fuzz:
 ## bench: the benchmarks whose figures the docs report
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./toolcallmarkup/ ./markdown/ ./store/
+
+## faults: the fault-injection suite at the counts of docs/reliability.md (about 15 minutes); FAULTS_FLAGS adds flags
+faults: build
+	@scripts/need-postgres.sh
+	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset full $(FAULTS_FLAGS)
+
+## faults-short: the short form of the suite that CI runs after the tests (about 2 minutes)
+faults-short: build
+	@scripts/need-postgres.sh
+	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset short $(FAULTS_FLAGS)
 
 vet:
 	$(GO) vet ./...

@@ -79,7 +79,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.cfg.Store.UserByToken(r.Context(), req.Token); err != nil {
-		if toolmark.ErrorCode(err) != toolmark.EINTERNAL {
+		if code := toolmark.ErrorCode(err); code == toolmark.ENOTFOUND || code == toolmark.EUNAUTHORIZED || code == toolmark.EINVALID {
 			err = toolmark.Errorf(toolmark.EUNAUTHORIZED, "the token is not valid")
 		}
 		s.writeError(w, r, err)

@@ -17,8 +17,9 @@ import (
 )
 
 // decodeJSON reads a request body of at most max bytes holding exactly one
-// JSON object into dst. It refuses other media types, invalid UTF-8,
-// unknown fields and trailing data, each with a clear error.
+// JSON object into dst. It refuses other media types, invalid UTF-8, null
+// and other values that are not objects, unknown fields and trailing data,
+// each with a clear error.
 func decodeJSON(w http.ResponseWriter, r *http.Request, max int64, dst any) error {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
@@ -32,8 +33,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, max int64, dst any) erro
 		}
 		return toolmark.Errorf(toolmark.EINVALID, "reading the request body: %v", err)
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
 		return toolmark.Errorf(toolmark.EINVALID, "the request body is empty; send a JSON object")
+	}
+	if bytes.Equal(trimmed, []byte("null")) {
+		// encoding/json decodes null into a struct as a no-op, which would
+		// accept it as {}.
+		return toolmark.Errorf(toolmark.EINVALID, "malformed JSON: the body must be a JSON object, not null")
 	}
 	if !utf8.Valid(raw) {
 		return toolmark.Errorf(toolmark.EINVALID, "the request body is not valid UTF-8")

@@ -14,6 +14,8 @@ import (
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // Renderer renders message content (markdown with ToolCall tags) to safe
@@ -66,7 +68,7 @@ func newGoldmark(hr *HTMLRenderer, withToolCall bool) goldmark.Markdown {
 // sanitising the output again changes nothing). A policy set with WithPolicy
 // sanitises the widgets too.
 func (r *Renderer) Render(content string) (string, error) {
-	src := []byte(content)
+	src := []byte(toolcallmarkup.OneLineTags(content))
 	doc := r.md.Parser().Parse(text.NewReader(src))
 	var prefix string
 	var widgets []string

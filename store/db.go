@@ -212,7 +212,8 @@ func notFound(kind string) error {
 
 // dbErr maps PostgreSQL errors to toolmark codes and wraps the rest with
 // context: no rows → ENOTFOUND for kind, unique violation → ECONFLICT,
-// foreign-key violation → ENOTFOUND, invalid text or JSON → EINVALID.
+// foreign-key violation → ENOTFOUND, invalid text or JSON → EINVALID, an
+// unreachable database (Unavailable) → EUNAVAILABLE.
 func dbErr(context, kind string, err error) error {
 	if err == nil {
 		return nil
@@ -223,6 +224,9 @@ func dbErr(context, kind string, err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound(kind)
+	}
+	if Unavailable(err) {
+		return &wrapped{ErrUnavailable, fmt.Errorf("%s: %w", context, err)}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

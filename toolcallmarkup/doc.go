@@ -13,11 +13,13 @@
 //
 // Attributes are double-quoted and written in canonical order: type, status,
 // toolCallId, parentToolCallId, the tool-specific ones in the order they were
-// first set, then error. Values escape & < > " ' and write control characters
-// (and U+2028, U+2029) as decimal character references. Values are cut on a
-// rune boundary: query to 200 bytes, url and error to 300, everything else to
-// 500. A sub-agent's calls are elements inside the body of its own element.
-// docs/markup.md is the full specification.
+// first set, then error. Values escape & < > " ' \ and write control
+// characters (and U+2028, U+2029) as decimal character references. Values are
+// cut to a number of characters: query to 200, url and error to 300,
+// everything else to 500. A sub-agent's calls are elements inside the body of
+// its own element. Readers also accept tags as Perplexica writes them, with a
+// raw tab or line break inside a value; [OneLineTags] puts such tags on one
+// line. docs/markup.md is the full specification.
 //
 // # Statuses
 //

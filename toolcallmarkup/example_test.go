@@ -105,3 +105,13 @@ func ExampleRestoreText() {
 	// Write `&lt;ToolCall>` or `&amp;lt;ToolCall>` literally.
 	// Write `<ToolCall>` or `&lt;ToolCall>` literally.
 }
+
+func ExampleOneLineTags() {
+	// A tag as Perplexica writes it: the error text holds a raw line break.
+	stored := "<ToolCall type=\"web_search\" status=\"error\" toolCallId=\"run-1\" error=\"Request failed:\n502\"></ToolCall>"
+	fmt.Printf("%q\n", toolcallmarkup.Parse(stored)[0].Error)
+	fmt.Println(toolcallmarkup.OneLineTags(stored))
+	// Output:
+	// "Request failed:\n502"
+	// <ToolCall type="web_search" status="error" toolCallId="run-1" error="Request failed:&#10;502"></ToolCall>
+}

@@ -35,8 +35,9 @@ const (
 	maxIDBytes = 500
 )
 
-// maxValueBytes returns the length limit of an attribute's value.
-func maxValueBytes(key string) int {
+// maxValueRunes returns the length limit of an attribute's value, in
+// characters (Unicode code points), as Perplexica counts them.
+func maxValueRunes(key string) int {
 	switch key {
 	case "query":
 		return 200
@@ -86,6 +87,20 @@ func Truncate(s string, n int) string {
 	return s[:i]
 }
 
+// truncateRunes cuts s to at most n characters (runes).
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s // n bytes hold at least n runes
+	}
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
 // sanitize replaces invalid UTF-8 (byte by byte) and NUL with U+FFFD.
 func sanitize(s string) string {
 	clean := true
@@ -112,9 +127,9 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// cleanValue sanitises and truncates one attribute value.
+// cleanValue sanitises one attribute value and cuts it to its limit.
 func cleanValue(key, v string) string {
-	return Truncate(sanitize(v), maxValueBytes(key))
+	return truncateRunes(sanitize(v), maxValueRunes(key))
 }
 
 // Normalize returns tc as its tag will store it: invalid UTF-8 and NUL
@@ -269,6 +284,45 @@ func writeAttr(b *strings.Builder, key, value string) {
 	b.WriteByte('"')
 }
 
+// rawSpace reports whether c is a tab or a line break, which a reader
+// accepts written raw inside a value (Perplexica writes error text so) and a
+// writer always writes as a character reference.
+func rawSpace(c byte) bool { return c == '\t' || c == '\n' || c == '\r' }
+
+// OneLineTags returns content with every tab and line break written raw
+// inside a genuine opening tag replaced by its character reference, so that
+// each opening tag stands on one line. Parse reads the same calls from the
+// result; nothing outside the opening tags changes, and content whose tags
+// are already on one line, as this package writes them, is returned as it
+// is. A renderer that reads its input line by line calls it first.
+func OneLineTags(content string) string {
+	if strings.IndexAny(content, "\t\n\r") < 0 {
+		return content
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range Scan(content) {
+		open := content[sp.Start:sp.OpenEnd]
+		if strings.IndexAny(open, "\t\n\r") < 0 {
+			continue
+		}
+		b.WriteString(content[last:sp.Start])
+		for i := 0; i < len(open); i++ {
+			if c := open[i]; rawSpace(c) {
+				b.WriteString("&#" + strconv.Itoa(int(c)) + ";")
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		last = sp.OpenEnd
+	}
+	if last == 0 {
+		return content
+	}
+	b.WriteString(content[last:])
+	return b.String()
+}
+
 // isControl reports whether r must be written as a character reference
 // inside a value: C0 and C1 controls, DEL and the Unicode line separators.
 func isControl(r rune) bool {
@@ -293,6 +347,10 @@ func escapeAttr(b *strings.Builder, v string) {
 			rep = "&quot;"
 		case c == '\'':
 			rep = "&#39;"
+		case c == '\\':
+			// A "\" before the closing quote reads as an escaped quote to
+			// some renderers (markdown-to-jsx), so it is never written raw.
+			rep = "&#92;"
 		case c < 0x20 || c == 0x7f:
 			rep = "&#" + strconv.Itoa(int(c)) + ";"
 		case c >= utf8.RuneSelf:

@@ -75,6 +75,11 @@ func TestOpenTag(t *testing.T) {
 			want: `<ToolCall type="search_documents" status="running" toolCallId="a&quot;&amp;&#39;&lt;&gt;" query="x &amp; y &lt; z &gt; w &quot;q&quot; &#39;r&#39;">`,
 		},
 		{
+			name: "backslash as a reference, so no renderer reads it as escaping the quote",
+			tc:   running(`c\`, Attr{"url", `https://example.com/x\`}, Attr{"query", `a\"b`}),
+			want: `<ToolCall type="search_documents" status="running" toolCallId="c&#92;" url="https://example.com/x&#92;" query="a&#92;&quot;b">`,
+		},
+		{
 			name: "control characters and line separators as references",
 			tc:   running("c", Attr{"query", "a\nb\rc\td\x7fe\u0085f\u2028g\u2029h\x01"}),
 			want: `<ToolCall type="search_documents" status="running" toolCallId="c" query="a&#10;b&#13;c&#9;d&#127;e&#133;f&#8232;g&#8233;h&#1;">`,
@@ -177,8 +182,8 @@ func TestValueLimits(t *testing.T) {
 	for _, tt := range tests {
 		for _, unit := range []string{"a", "é", "€", "🌍"} {
 			t.Run(tt.key+"/"+unit, func(t *testing.T) {
-				// One rune of the unit straddles the limit whenever the
-				// unit is longer than one byte.
+				// Under a byte limit, one character of the unit would
+				// straddle it whenever the unit is longer than one byte.
 				v := strings.Repeat("a", tt.limit-1) + strings.Repeat(unit, 3)
 				tc := running("c")
 				switch tt.key {
@@ -202,12 +207,12 @@ func TestValueLimits(t *testing.T) {
 				default:
 					got = calls[0].Attrs[0].Value
 				}
-				want := strings.Repeat("a", tt.limit-1)
-				if len(unit) == 1 {
-					want += unit
-				}
+				// The limit counts characters, whatever their length in
+				// bytes.
+				want := strings.Repeat("a", tt.limit-1) + unit
 				if got != want {
-					t.Errorf("got %d bytes, want %d", len(got), len(want))
+					t.Errorf("got %d characters (%d bytes), want %d (%d bytes)",
+						utf8.RuneCountInString(got), len(got), utf8.RuneCountInString(want), len(want))
 				}
 				if !utf8.ValidString(got) {
 					t.Errorf("got invalid UTF-8 %q", got[len(got)-4:])
@@ -327,6 +332,33 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if OpenTag(want[0]) != OpenTag(tt.tc) {
 				t.Errorf("OpenTag(Normalize(tc)) got %s, want %s", OpenTag(want[0]), OpenTag(tt.tc))
+			}
+		})
+	}
+}
+
+func TestOneLineTags(t *testing.T) {
+	const tag = "<ToolCall type=\"web_search\" status=\"error\" toolCallId=\"r1\" error=\"line 1\r\nline\t2\">"
+	tests := []struct {
+		name, content, want string
+	}{
+		{"no tag", "a\nb\tc", "a\nb\tc"},
+		{"canonical tag", "a\n" + Markup(running("c")) + "\nb", "a\n" + Markup(running("c")) + "\nb"},
+		{"raw tab and line breaks in a value", "text\n\n" + tag + "</ToolCall>\n\nmore\tx",
+			"text\n\n<ToolCall type=\"web_search\" status=\"error\" toolCallId=\"r1\" error=\"line 1&#13;&#10;line&#9;2\"></ToolCall>\n\nmore\tx"},
+		{"nested", tag + "<ToolCall type=\"t\" status=\"running\" toolCallId=\"r2\" query=\"a\nb\"></ToolCall></ToolCall>",
+			"<ToolCall type=\"web_search\" status=\"error\" toolCallId=\"r1\" error=\"line 1&#13;&#10;line&#9;2\">" +
+				"<ToolCall type=\"t\" status=\"running\" toolCallId=\"r2\" query=\"a&#10;b\"></ToolCall></ToolCall>"},
+		{"not a genuine tag", "<ToolCall type=\"t\"\nstatus=\"running\" toolCallId=\"a\">", "<ToolCall type=\"t\"\nstatus=\"running\" toolCallId=\"a\">"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := OneLineTags(tt.content)
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			if !reflect.DeepEqual(Parse(got), Parse(tt.content)) {
+				t.Errorf("Parse got %#v, want %#v", Parse(got), Parse(tt.content))
 			}
 		})
 	}

@@ -32,6 +32,9 @@ func vectorTexts(tb testing.TB) (contents, texts []string) {
 //   - Scan's spans lie within the content, in document order, each opening
 //     tag starts with "<ToolCall" and ends with ">", each closed element ends
 //     with "</ToolCall>", and a nested span lies inside its parent's body;
+//   - OneLineTags puts every opening tag on one line, without a raw tab,
+//     changes nothing outside the opening tags, and Parse reads the same
+//     calls from its result;
 //   - for each call that Validate accepts, Parse(Markup(call)) returns
 //     exactly Normalize(call);
 //   - Rewrite finds every id Parse returns;
@@ -59,7 +62,7 @@ func FuzzParse(f *testing.F) {
 			}
 			prev = s.Start
 			open := content[s.Start:s.OpenEnd]
-			if !strings.HasPrefix(open, "<ToolCall") || !strings.HasSuffix(open, ">") || strings.ContainsAny(open, "\n\r") {
+			if !strings.HasPrefix(open, "<ToolCall") || !strings.HasSuffix(open, ">") {
 				t.Fatalf("span %d opening tag %q", i, open)
 			}
 			if s.End > s.CloseStart && content[s.CloseStart:s.End] != closeTag {
@@ -77,6 +80,33 @@ func FuzzParse(f *testing.F) {
 			if !reflect.DeepEqual(s.Call, calls[i]) {
 				t.Fatalf("span %d call %#v, Parse %#v", i, s.Call, calls[i])
 			}
+		}
+		one := OneLineTags(content)
+		if got := Parse(one); !reflect.DeepEqual(got, calls) {
+			t.Fatalf("Parse(OneLineTags(content)) got %#v, want %#v", got, calls)
+		}
+		oneSpans := Scan(one)
+		var outside, outsideOne strings.Builder
+		for i, s := range oneSpans {
+			if open := one[s.Start:s.OpenEnd]; strings.ContainsAny(open, "\t\n\r") {
+				t.Fatalf("OneLineTags left opening tag %q", open)
+			}
+			from, fromOne := 0, 0
+			if i > 0 {
+				from, fromOne = spans[i-1].OpenEnd, oneSpans[i-1].OpenEnd
+			}
+			outside.WriteString(content[from:spans[i].Start])
+			outsideOne.WriteString(one[fromOne:s.Start])
+		}
+		if len(spans) > 0 {
+			outside.WriteString(content[spans[len(spans)-1].OpenEnd:])
+			outsideOne.WriteString(one[oneSpans[len(oneSpans)-1].OpenEnd:])
+		} else {
+			outside.WriteString(content)
+			outsideOne.WriteString(one)
+		}
+		if outside.String() != outsideOne.String() {
+			t.Fatalf("OneLineTags changed text outside the opening tags:\n got %q\nfrom %q", one, content)
 		}
 		for _, tc := range calls {
 			if Validate(tc) == nil {

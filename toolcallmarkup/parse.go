@@ -20,11 +20,12 @@ type Span struct {
 // Scan returns every genuine element of content in document order.
 //
 // A genuine opening tag is the exact text "<ToolCall" followed by
-// space-separated key="value" attributes on the same line (with type, a
-// valid status and a toolCallId among them) and ">". Anything else, such as
-// neutralised model text, a tag with a newline or a raw "<" in a value, or a
-// tag of another letter case, is text. A "</ToolCall>" with no open element
-// is text too.
+// space-separated key="value" attributes (with type, a valid status and a
+// toolCallId among them) and ">"; a value may hold a raw tab or line break,
+// as Perplexica writes them (see OneLineTags). Anything else, such as
+// neutralised model text, a line break between attributes, a raw "<" or
+// another control character in a value, or a tag of another letter case,
+// is text. A "</ToolCall>" with no open element is text too.
 func Scan(content string) []Span {
 	var spans []Span
 	var stack []int
@@ -130,7 +131,7 @@ func parseOpen(s string, start int) (ToolCall, int, bool) {
 		i += 2
 		vs := i
 		for i < len(s) && s[i] != '"' {
-			if c := s[i]; c == '<' || c == '>' || c < 0x20 || c == 0x7f {
+			if c := s[i]; c == '<' || c == '>' || c < 0x20 && !rawSpace(c) || c == 0x7f {
 				return tc, 0, false
 			}
 			i++

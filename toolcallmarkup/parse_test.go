@@ -39,6 +39,8 @@ func TestParse(t *testing.T) {
 			[]ToolCall{{ID: "9b1c", Type: "search", Status: StatusRunning, Attrs: []Attr{{"query", "go"}, {"count", "3"}, {"url", "https://go.dev"}}}}},
 		{"references decoded", `<ToolCall type="t" status="running" toolCallId="a&amp;b&#39;&#x41;&apos;&quot;&lt;&gt;&#10;">`,
 			[]ToolCall{{ID: "a&b'A'\"<>\n", Type: "t", Status: StatusRunning}}},
+		{"raw line break and tab in values (Perplexica)", "<ToolCall type=\"t\" status=\"error\" toolCallId=\"a\nb\" error=\"line 1\r\nline\t2\">",
+			[]ToolCall{{ID: "a\nb", Type: "t", Status: StatusError, Error: "line 1\r\nline\t2"}}},
 		{"unknown reference left as is", `<ToolCall type="t" status="running" toolCallId="a&nbsp;&#;&">`,
 			[]ToolCall{{ID: "a&nbsp;&#;&", Type: "t", Status: StatusRunning}}},
 
@@ -51,7 +53,8 @@ func TestParse(t *testing.T) {
 		{"empty id", `<ToolCall type="t" status="running" toolCallId="">`, nil},
 		{"unknown status", `<ToolCall type="t" status="done" toolCallId="a">`, nil},
 		{"newline between attributes", "<ToolCall type=\"t\"\nstatus=\"running\" toolCallId=\"a\">", nil},
-		{"newline in value", "<ToolCall type=\"t\" status=\"running\" toolCallId=\"a\nb\">", nil},
+		{"control character in value", "<ToolCall type=\"t\" status=\"running\" toolCallId=\"a\x01b\">", nil},
+		{"vertical tab in value", "<ToolCall type=\"t\" status=\"running\" toolCallId=\"a\vb\">", nil},
 		{"raw < in value", `<ToolCall type="t<" status="running" toolCallId="a">`, nil},
 		{"raw > in value", `<ToolCall type="t>" status="running" toolCallId="a">`, nil},
 		{"single quotes", `<ToolCall type='t' status='running' toolCallId='a'>`, nil},
