@@ -85,6 +85,12 @@ type Config struct {
 	ModelName     string        // reported in turn_started
 }
 
+// livenessTrustAfter is how long a replica holds its own liveness lock
+// before it takes another replica's missing lock for its death: longer
+// than the others take to reconnect (at most a second apart) once the
+// database is back.
+const livenessTrustAfter = 3 * time.Second
+
 // DefaultMaxTurns is how many turns run at once by default. A turn mostly
 // waits on its model, so hundreds fit one small server.
 const DefaultMaxTurns = 512
@@ -238,7 +244,11 @@ func (r *Runner) notified(n store.Notification) {
 // sweep finalises the running turns of replicas that are gone and adopts
 // their queued turns.
 func (r *Runner) sweep(ctx context.Context) ([]string, error) {
-	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now())
+	// Liveness locks say who is gone only once this replica has held its
+	// own for a while: after the database comes back, the others need a
+	// moment to take theirs again.
+	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
+	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness)
 	for _, id := range ids {
 		r.log.Warn("finalised a turn left behind by a stopped server", "turn", id)
 		r.cfg.Metrics.TurnEnded(string(toolmark.TurnInterrupted))
@@ -253,7 +263,7 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	if closing {
 		return ids, nil
 	}
-	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100)
+	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100, byLiveness)
 	for _, a := range adopted {
 		if a.State != nil {
 			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Seq)

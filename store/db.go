@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,9 @@ type DB struct {
 	log        *slog.Logger
 	maxContent int
 	maxConns   int32
+	// livenessSince is when ListenAs took this process's liveness lock
+	// (unix nanoseconds), 0 while it does not hold it.
+	livenessSince atomic.Int64
 }
 
 // DefaultMaxConns is the default size of the connection pool. Turns do not

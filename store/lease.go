@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,12 +153,21 @@ const livenessClass = 7321
 // process died, or lost its database session), or it has no lease.
 // It needs the CTE liveOwners, which reads the lock table once per query
 // (a per-row lookup in pg_locks would snapshot the lock manager per turn).
-var ownerGone = `(t.lease_owner is null or t.lease_expires_at < $1 or hashtext(t.lease_owner)::oid not in (select objid from live))`
+//
+// now, trust and self are SQL expressions: the time to compare expiries
+// with, whether to trust the liveness locks (a replica whose own lock is
+// fresh after the database came back does not: the others may not have
+// taken theirs again yet), and the caller's own owner name (a replica never
+// takes its own turns for gone).
+func ownerGone(now, trust, self string) string {
+	return `(t.lease_owner is null or t.lease_expires_at < ` + now + ` or (` + trust + ` and t.lease_owner <> ` + self +
+		` and hashtext(t.lease_owner)::oid not in (select objid from live)))`
+}
 
 // runningGone is ownerGone for a running turn: one handed over (no lease
 // owner) is left to the replica that adopts it until its hand-over time
 // runs out.
-var runningGone = `(case when t.lease_owner is null then t.lease_expires_at < $1 else ` + ownerGone + ` end)`
+var runningGone = `(case when t.lease_owner is null then t.lease_expires_at < $1 else ` + ownerGone("$1", "$2", "$3") + ` end)`
 
 // liveOwners is the CTE "live": the liveness locks held in this database.
 var liveOwners = `live as materialized (
@@ -180,10 +188,13 @@ var liveOwners = `live as materialized (
 // tool-call rows and todos are brought in line, and turn and message are
 // marked interrupted. now is compared with expiries set by the database's
 // clock.
-func (db *DB) SweepExpired(ctx context.Context, now time.Time) ([]string, error) {
+//
+// self is the caller's owner name; byLiveness says whether a turn whose
+// owner holds no liveness lock counts as gone (see Sweeper).
+func (db *DB) SweepExpired(ctx context.Context, now time.Time, self string, byLiveness bool) ([]string, error) {
 	swept := []string{}
 	for {
-		id, err := db.sweepOne(ctx, now)
+		id, err := db.sweepOne(ctx, now, self, byLiveness)
 		if err != nil {
 			return swept, err
 		}
@@ -196,7 +207,7 @@ func (db *DB) SweepExpired(ctx context.Context, now time.Time) ([]string, error)
 
 // sweepOne finalises one turn whose owner is gone and returns its id, or ""
 // when there is none left.
-func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
+func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLiveness bool) (string, error) {
 	var turnID string
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
 		var msgID string
@@ -207,7 +218,7 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time) (string, error) {
 			where t.status = 'running' and `+runningGone+`
 			order by t.created_at
 			limit 1
-			for update of t skip locked`, now).Scan(&turnID, &msgID)
+			for update of t skip locked`, now, byLiveness, self).Scan(&turnID, &msgID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			turnID = ""
 			return nil
@@ -362,11 +373,13 @@ type AdoptedTurn struct {
 // running it, or handed it back while draining), and running turns that a
 // draining replica handed over (no lease owner, hand-over time not run out)
 // with the state their events left, to be continued.
-func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit int) ([]AdoptedTurn, error) {
+//
+// byLiveness is as for SweepExpired.
+func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit int, byLiveness bool) ([]AdoptedTurn, error) {
 	rows, err := db.pool.Query(ctx, `
 		with `+liveOwners+`, a as (
 			select t.id from turns t
-			where (t.status = 'queued' and `+strings.ReplaceAll(ownerGone, "$1", "now()")+`)
+			where (t.status = 'queued' and `+ownerGone("now()", "$4", "$1")+`)
 			   or (t.status = 'running' and t.lease_owner is null and t.lease_expires_at >= now())
 			order by t.created_at
 			limit $3
@@ -378,7 +391,7 @@ func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit 
 		)
 		select `+turnColumnsOf("u")+`, c.owner_id, m.content
 		from u join conversations c on c.id = u.conversation_id join messages m on m.id = u.user_message_id
-		order by u.created_at`, owner, ttl, limit)
+		order by u.created_at`, owner, ttl, limit, byLiveness)
 	if err != nil {
 		return nil, fmt.Errorf("adopting turns: %w", err)
 	}

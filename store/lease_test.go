@@ -70,7 +70,7 @@ func TestSweepExpired(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, now)
+			ids, err := db.SweepExpired(ctx, now, "sweeper", true)
 			if err != nil {
 				t.Errorf("sweeper %d: %v", i, err)
 			}
@@ -81,7 +81,7 @@ func TestSweepExpired(t *testing.T) {
 	if got := slices.Concat(results...); len(got) != 1 || got[0] != crashedTurn.ID {
 		t.Fatalf("sweepers finalised %v and %v, want %s exactly once", results[0], results[1], crashedTurn.ID)
 	}
-	if again, _ := db.SweepExpired(ctx, now); len(again) != 0 {
+	if again, _ := db.SweepExpired(ctx, now, "sweeper", true); len(again) != 0 {
 		t.Errorf("a third sweep finalised %v, want nothing", again)
 	}
 
@@ -236,7 +236,7 @@ func TestSweepManyTurns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, time.Now())
+			ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
 			if err != nil {
 				t.Error(err)
 			}
@@ -292,7 +292,7 @@ func TestSweepLiveness(t *testing.T) {
 	}
 	goneTurn, liveTurn := start(gone), start(live)
 
-	ids, err := db.SweepExpired(ctx, time.Now())
+	ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
 	if err != nil || len(ids) != 1 || ids[0] != goneTurn.ID {
 		t.Fatalf("SweepExpired = %v, %v; want only the gone owner's turn %s", ids, err, goneTurn.ID)
 	}
@@ -308,7 +308,7 @@ func TestSweepLiveness(t *testing.T) {
 	poll, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		ids, err := db.SweepExpired(ctx, time.Now())
+		ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +340,7 @@ func TestSweepLivenessIsPerDatabase(t *testing.T) {
 	w := write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
 	w.Started = true
 	mustCommitAs(t, f.db, owner, w)
-	ids, err := f.db.SweepExpired(ctx, time.Now())
+	ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true)
 	if err != nil || len(ids) != 1 || ids[0] != tu.ID {
 		t.Errorf("SweepExpired = %v, %v; want [%s]: a lock held in another database does not keep the owner alive here", ids, err, tu.ID)
 	}
@@ -442,11 +442,11 @@ func TestAdoptQueued(t *testing.T) {
 	final := newTurn(testOwner, "final")
 	mustFinish(t, db, final, toolmark.TurnCompleted, "", "")
 
-	first, err := db.Adopt(ctx, adopter, time.Hour, 1)
+	first, err := db.Adopt(ctx, adopter, time.Hour, 1, true)
 	if err != nil || len(first) != 1 || first[0].Turn.ID != unleased.ID {
 		t.Fatalf("AdoptQueued(limit 1) = %+v, %v; want the oldest, %s", first, err, unleased.ID)
 	}
-	rest, err := db.Adopt(ctx, adopter, time.Hour, 10)
+	rest, err := db.Adopt(ctx, adopter, time.Hour, 10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestAdoptQueued(t *testing.T) {
 		}
 	}
 	// The adopter is alive: nobody adopts its turns again.
-	if again, err := db.Adopt(ctx, newOwner("another"), time.Hour, 10); err != nil || len(again) != 0 {
+	if again, err := db.Adopt(ctx, newOwner("another"), time.Hour, 10, true); err != nil || len(again) != 0 {
 		t.Errorf("a second adopter got %+v, %v; want nothing", again, err)
 	}
 }
@@ -641,5 +641,28 @@ func TestRenewLeasesWhileStarting(t *testing.T) {
 			return
 		default:
 		}
+	}
+}
+
+// TestSweepTrustsLivenessOnlyWhenAsked: without liveness (a sweeper that
+// just got its database back), a turn whose owner holds no lock is not
+// swept while its lease runs, and a sweeper never takes its own turns for
+// gone.
+func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	owner := newOwner("quiet")
+	tr := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
+	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, f.db, owner, w)
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false); err != nil || len(ids) != 0 {
+		t.Fatalf("without liveness: swept %v, %v", ids, err)
+	}
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), owner, true); err != nil || len(ids) != 0 {
+		t.Fatalf("its own turn: swept %v, %v", ids, err)
+	}
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true); err != nil || len(ids) != 1 || ids[0] != tr.ID {
+		t.Fatalf("with liveness: swept %v, %v; want the turn", ids, err)
 	}
 }

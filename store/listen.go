@@ -17,11 +17,22 @@ type Notification struct {
 // Listen subscribes to the notification channels (such as ChannelEvents and
 // ChannelCancel) on one dedicated connection and delivers what arrives on
 // the returned channel until ctx is done, when the channel is closed. A lost
-// connection is re-established with exponential backoff (100 ms to 5 s);
+// connection is re-established with exponential backoff (100 ms to 1 s);
 // notifications sent while it was down are lost, so a consumer that must not
 // miss an event also polls (EventsAfter) now and then.
 func (db *DB) Listen(ctx context.Context, channels ...string) (<-chan Notification, error) {
 	return db.ListenAs(ctx, "", channels...)
+}
+
+// LivenessHeldFor returns how long this process has held the liveness lock
+// it took with ListenAs, without interruption; 0 while it does not hold it
+// (its connection is down, or a previous session still has it).
+func (db *DB) LivenessHeldFor() time.Duration {
+	since := db.livenessSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, since))
 }
 
 // ListenAs is Listen on a connection that also holds the liveness lock of
@@ -44,6 +55,9 @@ func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<
 		}
 		if err := conn.QueryRow(ctx, `select pg_try_advisory_lock($1, hashtext($2))`, livenessClass, owner).Scan(&locked); err != nil {
 			db.log.Warn("listen: taking the liveness lock", "err", err)
+		}
+		if locked {
+			db.livenessSince.Store(time.Now().UnixNano())
 		}
 	}
 	lock()
@@ -75,6 +89,7 @@ func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<
 				}
 				conn.Close(context.Background())
 				conn = nil
+				db.livenessSince.Store(0)
 				if ctx.Err() != nil {
 					return
 				}
@@ -85,7 +100,7 @@ func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<
 				return
 			case <-time.After(backoff):
 			}
-			backoff = min(backoff*2, 5*time.Second)
+			backoff = min(backoff*2, time.Second)
 			if conn, err = listenConn(ctx, cfg, channels); err != nil {
 				db.log.Warn("listen: reconnecting failed", "err", err)
 			} else {
