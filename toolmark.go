@@ -154,6 +154,10 @@ type Turn struct {
 	LeaseOwner         string     `json:"-"`
 	LeaseExpiresAt     *time.Time `json:"-"`
 	LastSeq            int64      `json:"seq"`
+	// Recovering is true while the turn is not final and no live replica
+	// runs it: its server died or handed it over, and another one is
+	// taking it (set by GET /api/turns/{id}).
+	Recovering bool `json:"recovering,omitempty"`
 	CreatedAt          time.Time  `json:"createdAt"`
 	StartedAt          *time.Time `json:"startedAt,omitempty"`
 	FinishedAt         *time.Time `json:"finishedAt,omitempty"`

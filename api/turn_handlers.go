@@ -71,6 +71,12 @@ func (s *Server) handleGetTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if !t.Status.Final() {
+		if t.Recovering, err = s.cfg.Store.Recovering(r.Context(), t.ID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	html, err := s.cfg.Render(content)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -431,3 +431,21 @@ func (db *DB) OtherReplicas(ctx context.Context, owner string) (int, error) {
 	}
 	return n, nil
 }
+
+// Recovering reports whether a turn is not final and no live replica runs
+// it: its owner died (no liveness lock, or its lease expired) or handed it
+// over, and a sweep or an adoption is about to take it.
+func (db *DB) Recovering(ctx context.Context, turnID string) (bool, error) {
+	if !validID(turnID) {
+		return false, notFound("turn")
+	}
+	var r bool
+	err := db.pool.QueryRow(ctx, `
+		with `+liveOwners+`
+		select t.status in ('queued', 'running') and `+ownerGone("now()", "true", "''")+`
+		from turns t where t.id = $1`, turnID).Scan(&r)
+	if err != nil {
+		return false, dbErr("reading turn", "turn", err)
+	}
+	return r, nil
+}

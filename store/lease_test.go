@@ -666,3 +666,28 @@ func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("with liveness: swept %v, %v; want the turn", ids, err)
 	}
 }
+
+func TestRecovering(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	owner := newOwner("alive")
+	if _, err := f.db.ListenAs(ctx, owner, store.ChannelEvents); err != nil {
+		t.Fatal(err)
+	}
+	alive := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
+	gone := mustTurnAs(t, f.db, newOwner("dead"), f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
+	for _, tt := range []struct {
+		turn toolmark.Turn
+		want bool
+	}{{alive, false}, {gone, true}} {
+		got, err := f.db.Recovering(ctx, tt.turn.ID)
+		if err != nil || got != tt.want {
+			t.Errorf("Recovering(%s) = %v, %v; want %v", tt.turn.ID, got, err, tt.want)
+		}
+	}
+	mustFinish(t, f.db, f.turn, toolmark.TurnCompleted, "", "done")
+	if got, err := f.db.Recovering(ctx, f.turn.ID); err != nil || got {
+		t.Errorf("a finished turn: %v, %v", got, err)
+	}
+}
