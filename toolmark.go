@@ -157,10 +157,10 @@ type Turn struct {
 	// Recovering is true while the turn is not final and no live replica
 	// runs it: its server died or handed it over, and another one is
 	// taking it (set by GET /api/turns/{id}).
-	Recovering bool `json:"recovering,omitempty"`
-	CreatedAt          time.Time  `json:"createdAt"`
-	StartedAt          *time.Time `json:"startedAt,omitempty"`
-	FinishedAt         *time.Time `json:"finishedAt,omitempty"`
+	Recovering bool       `json:"recovering,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }
 
 // ToolCallRecord is the queryable row kept for every tool call of a turn.
