@@ -142,7 +142,7 @@ func (j *job) emitLocked(d toolmark.Draft) error {
 func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
 	j.mu.Lock()
 	j.dirty = false
-	if len(j.pending) == 0 {
+	if len(j.pending) == 0 && j.handOverTTL == 0 {
 		j.mu.Unlock()
 		return w, nil, false
 	}
@@ -366,10 +366,6 @@ func (j *job) handOverRunning() {
 	j.err = nil
 	for _, d := range j.state.CloseOpen(toolcallmarkup.StatusCancelled, errHandedOver.Error()) {
 		_ = j.emitLocked(d)
-	}
-	if len(j.pending) == 0 {
-		// Something must carry the hand-over: a round marker costs a line.
-		_ = j.emitLocked(toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: 0}})
 	}
 	j.handOverTTL = r.cfg.LeaseTTL
 	j.mu.Unlock()

@@ -121,7 +121,7 @@ func (db *DB) checkWrite(w TurnWrite) error {
 	if !validID(w.TurnID) || !validID(w.MessageID) {
 		return notFound("turn")
 	}
-	if len(w.Events) == 0 {
+	if len(w.Events) == 0 && w.HandOver == 0 {
 		return toolmark.Errorf(toolmark.EINVALID, "a write needs events")
 	}
 	for _, e := range w.Events {

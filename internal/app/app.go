@@ -222,8 +222,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	defer cancel()
 	a.Runner.Drain(sctx)
 	_ = a.Runner.Shutdown(sctx)
+	a.log.Info("shutting down: no turn runs here any more; closing the streams")
 	a.API.CloseStreams()
-	defer a.Runner.Close()
+	defer func() {
+		a.Runner.Close()
+		a.log.Info("shut down")
+	}()
 	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer hcancel()
 	if err := srv.Shutdown(hctx); err != nil {
