@@ -96,6 +96,13 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	case !strings.Contains(databaseURL, "pool_max_conns"):
 		cfg.MaxConns = DefaultMaxConns
 	}
+	// Plan every statement for its parameters. A generic plan cached while
+	// the tables were small (a new database) kept scanning every turn for
+	// every event long after they grew: a group commit of 500 events took
+	// 250 ms instead of 10.
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
