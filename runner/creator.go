@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/toolmark/toolmark/store"
 )
@@ -12,6 +14,7 @@ import (
 // none waits for more than the statement before it.
 type creator struct {
 	db   *store.DB
+	log  *slog.Logger
 	reqs chan *createReq
 	busy chan struct{} // held by the goroutine that writes a group
 }
@@ -21,8 +24,8 @@ type createReq struct {
 	reply chan store.CreatedTurn
 }
 
-func newCreator(db *store.DB) *creator {
-	return &creator{db: db, reqs: make(chan *createReq, 4096), busy: make(chan struct{}, 1)}
+func newCreator(db *store.DB, log *slog.Logger) *creator {
+	return &creator{db: db, log: log, reqs: make(chan *createReq, 4096), busy: make(chan struct{}, 1)}
 }
 
 // create creates nt, together with whatever other requests are waiting.
@@ -70,7 +73,9 @@ func (c *creator) writeGroup() {
 		}
 		// The statement goes on when a requester leaves: its turn is
 		// created for whoever retries with its idempotency key.
+		start := time.Now()
 		res := c.db.CreateTurns(context.Background(), nts)
+		c.log.Debug("turns created", "turns", len(nts), "took", time.Since(start))
 		for i, req := range group {
 			req.reply <- res[i]
 		}

@@ -157,7 +157,7 @@ func New(cfg Config) *Runner {
 		jobs: make(map[string]*job),
 	}
 	r.c = newCommitter(r)
-	r.creates = newCreator(r.cfg.Store)
+	r.creates = newCreator(r.cfg.Store, r.log)
 	return r
 }
 

@@ -52,6 +52,11 @@ func turnColumnsOf(a string) string {
 
 var turnColumns = turnColumnsOf("t")
 
+// newTurnColumns is turnColumns for a turn being inserted, which has no
+// event to look up yet.
+var newTurnColumns = strings.Replace(turnColumns,
+	"greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0))", "t.last_seq", 1)
+
 func scanTurn(row pgx.Row) (toolmark.Turn, error) {
 	var t toolmark.Turn
 	err := row.Scan(&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
@@ -121,7 +126,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			insert into events (turn_id, seq, type, data, time)
 			select t.id, 1, $7::text, $8::json, $9 from t where $7::text is not null
 		)
-		select `+turnColumns+` from t`,
+		select `+newTurnColumns+` from t`,
 		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime))
 	var pgErr *pgconn.PgError
 	switch {
@@ -343,7 +348,7 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			insert into events (turn_id, seq, type, data, time)
 			select t.id, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
 		)
-		select ok.ord, `+turnColumns+` from t join ok on ok.tid = t.id`,
+		select ok.ord, `+newTurnColumns+` from t join ok on ok.tid = t.id`,
 		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type))
 	done := make([]bool, len(index))
 	if err == nil {
