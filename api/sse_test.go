@@ -154,3 +154,15 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestTitleFrom(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"How do clients resume?\nmore", "How do clients resume?"},
+		{"Research how cancellation works; what happens after a crash and how long does recovery take", "Research how cancellation works; what happens after a crash…"},
+		{strings.Repeat("x", 70), strings.Repeat("x", 60) + "…"},
+	} {
+		if got := titleFrom(tt.in); got != tt.want {
+			t.Errorf("titleFrom(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -174,7 +174,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 func titleFrom(content string) string {
 	line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(content), "\n", 2)[0])
 	if utf8.RuneCountInString(line) > 60 {
-		line = string([]rune(line)[:60]) + "…"
+		cut := string([]rune(line)[:60])
+		// End at a word boundary when there is one in the second half.
+		if i := strings.LastIndexAny(cut, " \t"); i >= len(cut)/2 {
+			cut = cut[:i]
+		}
+		line = strings.TrimRight(cut, " \t,.;:") + "…"
 	}
 	return line
 }
