@@ -77,7 +77,7 @@ type Config struct {
 
 	MaxTurns      int           // turns running at once [DefaultMaxTurns]; more wait in a queue
 	LeaseTTL      time.Duration // [15s]; renewed every LeaseTTL/3
-	SweepInterval time.Duration // how often turns of gone replicas are looked for [500ms]
+	SweepInterval time.Duration // how often turns of gone replicas are looked for [250ms]
 	BatchInterval time.Duration // the window of a group commit [15ms]
 	MaxPending    int           // events a turn may hold while the database is away [100 000]
 	RetryFor      time.Duration // how long a failed commit is retried before its turns fail [30s]
@@ -138,7 +138,7 @@ func New(cfg Config) *Runner {
 		cfg.LeaseTTL = 15 * time.Second
 	}
 	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = 500 * time.Millisecond
+		cfg.SweepInterval = 250 * time.Millisecond
 	}
 	if cfg.BatchInterval <= 0 {
 		cfg.BatchInterval = 15 * time.Millisecond
