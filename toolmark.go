@@ -40,6 +40,31 @@ func (t EventType) Terminal() bool {
 	return t == EventTurnCompleted || t == EventTurnFailed || t == EventTurnCancelled
 }
 
+// EndStatus returns the turn status a terminal event of type t stands for
+// when its data names none: completed, cancelled, or failed.
+func (t EventType) EndStatus() TurnStatus {
+	switch t {
+	case EventTurnCompleted:
+		return TurnCompleted
+	case EventTurnCancelled:
+		return TurnCancelled
+	}
+	return TurnFailed
+}
+
+// EndEvent returns the type of the terminal event that ends a turn with
+// the final status s: turn_completed, turn_cancelled, or turn_failed (for
+// failed and interrupted).
+func (s TurnStatus) EndEvent() EventType {
+	switch s {
+	case TurnCompleted:
+		return EventTurnCompleted
+	case TurnCancelled:
+		return EventTurnCancelled
+	}
+	return EventTurnFailed
+}
+
 // Event is one entry of a turn's event log and one frame of its SSE stream.
 // Seq starts at 1 within each turn and has no gaps.
 type Event struct {

@@ -42,20 +42,9 @@ func DecodeEvent(w toolmark.Event) (Event, error) {
 		return e, fmt.Errorf("event %d: %w", w.Seq, err)
 	}
 	if end, ok := d.(toolmark.TurnEndData); ok && end.Status == "" {
-		end.Status = endStatus(w.Type)
+		end.Status = w.Type.EndStatus()
 		d = end
 	}
 	e.Data = d
 	return e, nil
-}
-
-// endStatus is the turn status a terminal event of type t stands for.
-func endStatus(t toolmark.EventType) toolmark.TurnStatus {
-	switch t {
-	case toolmark.EventTurnCompleted:
-		return toolmark.TurnCompleted
-	case toolmark.EventTurnCancelled:
-		return toolmark.TurnCancelled
-	}
-	return toolmark.TurnFailed
 }

@@ -334,12 +334,7 @@ func (j *job) finish(runErr error) {
 	for _, d := range j.state.CloseOpen(tagStatus, closeReason(tagStatus, errText)) {
 		_ = j.emitLocked(d)
 	}
-	typ := map[toolmark.TurnStatus]toolmark.EventType{
-		toolmark.TurnCompleted: toolmark.EventTurnCompleted,
-		toolmark.TurnFailed:    toolmark.EventTurnFailed,
-		toolmark.TurnCancelled: toolmark.EventTurnCancelled,
-	}[status]
-	_ = j.emitLocked(toolmark.Draft{Type: typ, Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
+	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
 	j.ending = &store.Finish{Status: status, Error: errText}
 	j.mu.Unlock()
 	r.c.mark(j)

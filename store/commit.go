@@ -301,16 +301,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
 			from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
 				as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-			where `+guardOn("u.turn_id")+`
-			on conflict (turn_id, id) do update set
-				parent_id = excluded.parent_id,
-				name = excluded.name,
-				arguments = coalesce(excluded.arguments, c.arguments),
-				status = excluded.status,
-				result = excluded.result,
-				error = excluded.error,
-				finished_at = excluded.finished_at
-			where c.status not in ('success', 'error', 'cancelled')`,
+			where `+guardOn("u.turn_id")+toolCallConflict,
 			owner, tcTurn, tcID, tcParent, tcName, tcArgs, tcStatus, tcResult, tcError, tcStart, tcEnd)
 	}
 	if len(tdTurn) > 0 {

@@ -32,6 +32,21 @@ func collectToolCalls(rows pgx.Rows) ([]toolmark.ToolCallRecord, error) {
 	return rs, err
 }
 
+// toolCallConflict ends every insert of tool-call rows: a row is updated
+// in place, the stored arguments kept when none are given, and a final
+// status (success, error, cancelled) never changes: the first final outcome
+// wins.
+const toolCallConflict = `
+	on conflict (turn_id, id) do update set
+		parent_id = excluded.parent_id,
+		name = excluded.name,
+		arguments = coalesce(excluded.arguments, c.arguments),
+		status = excluded.status,
+		result = excluded.result,
+		error = excluded.error,
+		finished_at = excluded.finished_at
+	where c.status not in ('success', 'error', 'cancelled')`
+
 // upsertToolCall creates or updates the record of a tool call of turnID,
 // keyed by (turn, ID). A record that already has a final status (success,
 // error, cancelled) is left as it is, so the first final outcome wins.
@@ -51,15 +66,7 @@ func upsertToolCall(ctx context.Context, q querier, turnID string, rec toolmark.
 	rows, err := q.Query(ctx, `
 		insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
 		values ($1, $2, $3, $4, $5::json, $6, $7, $8, $9, $10)
-		on conflict (turn_id, id) do update set
-			parent_id = excluded.parent_id,
-			name = excluded.name,
-			arguments = coalesce(excluded.arguments, c.arguments),
-			status = excluded.status,
-			result = excluded.result,
-			error = excluded.error,
-			finished_at = excluded.finished_at
-		where c.status not in ('success', 'error', 'cancelled')`,
+		`+toolCallConflict,
 		turnID, rec.ID, rec.ParentID, rec.Name, args, rec.Status, rec.Result, rec.Error, started, rec.FinishedAt)
 	if err != nil {
 		return dbErr("saving tool call", "turn", err)

@@ -220,7 +220,7 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 	case toolmark.TurnEndData:
 		s.status, s.end, s.milestone = data.Status, data, true
 		if s.status == "" {
-			s.status = endStatus(d.Type)
+			s.status = d.Type.EndStatus()
 		}
 	case toolmark.SnapshotData:
 		n, err := FromSnapshot(data)
@@ -234,16 +234,6 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 		return fmt.Errorf("applying %s: unexpected data %T", d.Type, d.Data)
 	}
 	return nil
-}
-
-func endStatus(t toolmark.EventType) toolmark.TurnStatus {
-	switch t {
-	case toolmark.EventTurnCompleted:
-		return toolmark.TurnCompleted
-	case toolmark.EventTurnCancelled:
-		return toolmark.TurnCancelled
-	}
-	return toolmark.TurnFailed
 }
 
 func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) error {

@@ -188,4 +188,3 @@ func parseSteps(s string) ([]int, error) {
 	}
 	return steps, nil
 }
-
