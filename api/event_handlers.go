@@ -91,28 +91,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 // errStreamClosed ends a stream when the server shuts down.
 var errStreamClosed = errors.New("the server is shutting down")
 
-// follow hands the committed events of t after the cursor to fn, a batch at
-// a time and in seq order, until the batch holding the terminal event, ctx
-// ends, the server closes its streams (errStreamClosed), or fn fails. When
-// the log no longer holds the cursor, the first batch is a snapshot event.
-// idle is called when nothing arrived for the heartbeat interval. It
-// returns nil after the terminal event, or when the turn is over and
-// nothing follows the cursor.
-func (s *Server) follow(ctx context.Context, t toolmark.Turn, after int64, fn func([]toolmark.Event) error, idle func() error) error {
-	var evs []toolmark.Event
-	return s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
-		evs = evs[:0]
-		for _, f := range frames {
-			evs = append(evs, f.Event)
-		}
-		return fn(evs)
-	}, idle)
-}
-
-// followFrames is follow with each event's SSE frame, built once for all
-// followers. Events come from the hub's in-memory tail of the turn; the
-// store is read only for a cursor older than the tail (a late resume, a
-// follower that fell behind) and for turns this replica knows nothing of.
+// followFrames hands the committed events of t after the cursor to fn, with
+// each event's SSE frame built once for all followers, a batch at a time and
+// in seq order, until the batch holding the terminal event, ctx ends, the
+// server closes its streams (errStreamClosed), or fn fails. When the log no
+// longer holds the cursor, the first batch is a snapshot event. idle is
+// called when nothing arrived for the heartbeat interval. It returns nil
+// after the terminal event, or when the turn is over and nothing follows
+// the cursor.
+//
+// Events come from the hub's in-memory tail of the turn; the store is read
+// only for a cursor older than the tail (a late resume, a follower that fell
+// behind) and for turns this replica knows nothing of.
 func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]runner.Frame) error, idle func() error) error {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
@@ -149,22 +139,23 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 			}
 			hub.Seed(t.ID, frames)
 			if len(frames) > 0 {
-				if err := deliver(frames, fn); err != nil || frames[len(frames)-1].Event.Type.Terminal() {
+				if done, err := deliver(frames, fn); err != nil || done {
 					return err
 				}
 				cursor = frames[len(frames)-1].Event.Seq
 				if len(frames) == eventsPage {
 					continue
 				}
-				tail = hub.After(t.ID, cursor)
-				if tail.Store && len(frames) > 0 {
-					tail.Store = false // the hub knows nothing newer yet: wait
+				// Wait for what comes next: the hub wakes the follower
+				// when it knows of newer events.
+				if tail = hub.After(t.ID, cursor); len(tail.Frames) > 0 {
+					continue
 				}
 			} else if cur, err := s.cfg.Store.TurnByID(ctx, t.ID); err == nil && cur.Status.Final() && cur.LastSeq <= cursor {
 				return nil // nothing after the cursor of a finished turn
 			}
 		} else if len(tail.Frames) > 0 {
-			if err := deliver(tail.Frames, fn); err != nil || tail.Frames[len(tail.Frames)-1].Event.Type.Terminal() {
+			if done, err := deliver(tail.Frames, fn); err != nil || done {
 				return err
 			}
 			cursor = tail.Frames[len(tail.Frames)-1].Event.Seq
@@ -187,14 +178,15 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 	}
 }
 
-// deliver hands fn the frames up to and including the terminal event.
-func deliver(frames []runner.Frame, fn func([]runner.Frame) error) error {
+// deliver hands fn the frames up to and including the terminal event, and
+// reports whether that event was among them.
+func deliver(frames []runner.Frame, fn func([]runner.Frame) error) (done bool, err error) {
 	for i, f := range frames {
 		if f.Event.Type.Terminal() {
-			return fn(frames[:i+1])
+			return true, fn(frames[:i+1])
 		}
 	}
-	return fn(frames)
+	return false, fn(frames)
 }
 
 // snapshot is the event that replaces a pruned stretch of the log: the

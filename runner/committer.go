@@ -33,12 +33,15 @@ func newCommitter(r *Runner) *committer {
 // mark queues j for the next group commit.
 func (c *committer) mark(j *job) {
 	j.mu.Lock()
-	first := !j.dirty
-	j.dirty = true
+	first := j.markLocked()
 	j.mu.Unlock()
-	if !first {
-		return
+	if first {
+		c.enqueue(j)
 	}
+}
+
+// enqueue adds j, which markLocked just marked, to the next group commit.
+func (c *committer) enqueue(j *job) {
 	c.mu.Lock()
 	c.list = append(c.list, j)
 	c.mu.Unlock()

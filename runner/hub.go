@@ -284,13 +284,3 @@ func (h *Hub) Prune(age time.Duration) {
 		}
 	}
 }
-
-// Forget drops turnID at once (a local turn that was never committed).
-func (h *Hub) Forget(turnID string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t, ok := h.turns[turnID]; ok {
-		close(t.wake)
-		delete(h.turns, turnID)
-	}
-}

@@ -42,7 +42,7 @@ type job struct {
 	running     bool          // the agent was started
 	handedOver  bool          // released to another replica while queued
 	resumed     bool          // continuing an answer another replica handed over
-	handOverTTL time.Duration // set when the turn\'s next write hands it over
+	handOverTTL time.Duration // set when the turn's next write hands it over
 	ending      *store.Finish // set with the terminal event
 	err         error         // why emitting fails from now on
 	lastSave    time.Time
@@ -78,10 +78,6 @@ func (j *job) committedSeq() int64 {
 	return j.lastCommit
 }
 
-// committed reports whether the turn exists in the store under this
-// replica's lease (its first write is done).
-func (j *job) committed() bool { return j.committedSeq() > 0 }
-
 // ended reports whether the turn's end was written (or abandoned): a turn
 // that just finished holds no lease any more, and that is no loss.
 func (j *job) ended() bool {
@@ -106,11 +102,20 @@ func (j *job) startedRunning() bool {
 func (j *job) emit(_ context.Context, d toolmark.Draft) error {
 	j.mu.Lock()
 	err := j.emitLocked(d)
+	first := err == nil && j.markLocked()
 	j.mu.Unlock()
-	if err == nil {
-		j.r.c.mark(j)
+	if first {
+		j.r.c.enqueue(j) // once per commit window, not per event
 	}
 	return err
+}
+
+// markLocked records that j has something to commit and reports whether
+// it was not queued yet.
+func (j *job) markLocked() bool {
+	first := !j.dirty
+	j.dirty = true
+	return first
 }
 
 func (j *job) emitLocked(d toolmark.Draft) error {

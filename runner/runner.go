@@ -299,7 +299,7 @@ func (r *Runner) renewLeases(ctx context.Context) {
 	r.mu.Lock()
 	var lost []*job
 	for _, id := range ids { // not r.jobs: turns created since were not asked about
-		if j, ok := r.jobs[id]; ok && !have[id] && j.committed() && !j.ended() {
+		if j, ok := r.jobs[id]; ok && !have[id] && !j.ended() {
 			lost = append(lost, j)
 		}
 	}

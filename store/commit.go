@@ -178,9 +178,7 @@ func (db *DB) checkWrite(w TurnWrite) error {
 
 // guard is the condition every statement of a group commit puts on a turn:
 // owner holds its lease and it is not final.
-const guard = `exists (select 1 from turns g where g.id = %s and g.lease_owner = $1 and g.status in ('queued', 'running'))`
-
-func guardOn(col string) string { return fmt.Sprintf(guard, col) }
+const guard = `exists (select 1 from turns g where g.id = u.turn_id and g.lease_owner = $1 and g.status in ('queued', 'running'))`
 
 // maxNotifyPayload keeps a notification under PostgreSQL's 8000-byte limit.
 const maxNotifyPayload = 7000
@@ -279,7 +277,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			insert into events (turn_id, seq, type, data, time)
 			select u.turn_id, u.seq, u.type, u.data::json, u.time
 			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
-			where `+guardOn("u.turn_id")+`
+			where `+guard+`
 			returning turn_id
 		)
 		select turn_id, count(*) from ins group by turn_id`,
@@ -301,14 +299,14 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
 			from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
 				as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-			where `+guardOn("u.turn_id")+toolCallConflict,
+			where `+guard+toolCallConflict,
 			owner, tcTurn, tcID, tcParent, tcName, tcArgs, tcStatus, tcResult, tcError, tcStart, tcEnd)
 	}
 	if len(tdTurn) > 0 {
 		b.Queue(`
 			insert into todos (turn_id, todos)
 			select u.turn_id, u.todos::json from unnest($2::text[], $3::text[]) as u(turn_id, todos)
-			where `+guardOn("u.turn_id")+`
+			where `+guard+`
 			on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`,
 			owner, tdTurn, tdTodos)
 	}

@@ -450,11 +450,6 @@ func (s *State) Records() []toolmark.ToolCallRecord {
 	return out
 }
 
-// Snapshot returns the state as a snapshot event's payload.
-func (s *State) Snapshot() toolmark.SnapshotData {
-	return toolmark.SnapshotData{Content: s.Content(), Seq: s.seq, Status: s.status, ToolCalls: s.Records(), Todos: s.Todos()}
-}
-
 // Changes is what changed in a State since the last TakeChanges: what a
 // store must write besides the events themselves.
 type Changes struct {

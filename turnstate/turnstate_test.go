@@ -127,7 +127,7 @@ func TestSnapshotThenEvents(t *testing.T) {
 		for _, e := range evs[:cut] {
 			_ = part.ApplyEvent(e)
 		}
-		snap, err := FromSnapshot(part.Snapshot())
+		snap, err := FromSnapshot(toolmark.SnapshotData{Content: part.Content(), Seq: part.Seq(), Status: part.Status(), ToolCalls: part.Records(), Todos: part.Todos()})
 		if err != nil {
 			t.Fatal(err)
 		}

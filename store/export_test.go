@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolmark/toolmark"
+)
+
+// Test hooks: the runner takes a lease when it creates or adopts a turn;
+// tests set one directly (an owner that died, a lease about to expire).
+
+// AcquireLease makes owner the holder of a queued or running turn's lease
+// until ttl from now (by the database's clock). It is ECONFLICT when another
+// owner holds an unexpired lease or the turn is already final.
+func (db *DB) AcquireLease(ctx context.Context, turnID, owner string, ttl time.Duration) error {
+	if !validID(turnID) {
+		return notFound("turn")
+	}
+	if !validID(owner) || ttl <= 0 {
+		return toolmark.Errorf(toolmark.EINVALID, "lease needs an owner and a positive ttl")
+	}
+	tag, err := db.pool.Exec(ctx, `
+		update turns set lease_owner = $2, lease_expires_at = now() + $3::interval
+		where id = $1 and status in ('queued', 'running')
+		  and (lease_owner is null or lease_owner = $2 or lease_expires_at < now())`,
+		turnID, owner, ttl)
+	if err != nil {
+		return fmt.Errorf("acquiring lease: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return db.turnConflict(ctx, turnID, "turn is leased by another owner or finished")
+	}
+	return nil
+}
