@@ -134,6 +134,35 @@ const (
 	MessageInterrupted MessageStatus = "interrupted"
 )
 
+// TurnStatus returns the status of the turn an assistant message with
+// status s belongs to (running while it streams).
+func (s MessageStatus) TurnStatus() TurnStatus {
+	switch s {
+	case MessageComplete:
+		return TurnCompleted
+	case MessageFailed:
+		return TurnFailed
+	case MessageCancelled:
+		return TurnCancelled
+	case MessageInterrupted:
+		return TurnInterrupted
+	}
+	return TurnRunning
+}
+
+// MessageStatus returns the status of a final turn's assistant message.
+func (s TurnStatus) MessageStatus() MessageStatus {
+	switch s {
+	case TurnCompleted:
+		return MessageComplete
+	case TurnCancelled:
+		return MessageCancelled
+	case TurnInterrupted:
+		return MessageInterrupted
+	}
+	return MessageFailed
+}
+
 // User is an account; in local auth mode there is exactly one.
 type User struct {
 	ID        string    `json:"id"`

@@ -145,12 +145,12 @@ func NewAccumulator(h *Handlers) *Accumulator {
 // with the same code as a live turn.
 func AccumulatorOf(m Message) (*Accumulator, error) {
 	st, err := turnstate.FromSnapshot(toolmark.SnapshotData{Content: m.Content, Seq: m.Seq,
-		Status: messageTurnStatus(m.Status), ToolCalls: m.ToolCalls, Todos: m.Todos})
+		Status: m.Status.TurnStatus(), ToolCalls: m.ToolCalls, Todos: m.Todos})
 	if err != nil {
 		return nil, err
 	}
 	a := &Accumulator{st: st, reported: map[string]reported{}}
-	a.text.WriteString(PlainText(m.Content))
+	a.text.WriteString(toolcallmarkup.Text(m.Content))
 	for _, c := range st.Calls() {
 		a.reported[c.ID] = reported{params: c.ArgsText, ran: true, ended: c.Stage == turnstate.StageEnd}
 	}
@@ -158,23 +158,12 @@ func AccumulatorOf(m Message) (*Accumulator, error) {
 	return a, nil
 }
 
-func messageTurnStatus(s toolmark.MessageStatus) toolmark.TurnStatus {
-	switch s {
-	case toolmark.MessageComplete:
-		return toolmark.TurnCompleted
-	case toolmark.MessageFailed:
-		return toolmark.TurnFailed
-	case toolmark.MessageCancelled:
-		return toolmark.TurnCancelled
-	case toolmark.MessageInterrupted:
-		return toolmark.TurnInterrupted
-	}
-	return toolmark.TurnRunning
-}
-
 // Add applies one event and calls the handlers for what it changed.
 func (a *Accumulator) Add(ev Event) error {
-	if err := a.st.ApplyEvent(ev.wire); err != nil {
+	if ev.Type != toolmark.EventSnapshot && ev.Seq > 0 && ev.Seq <= a.st.Seq() {
+		return nil // reflected already: its text is in the text so far
+	}
+	if err := a.st.ApplyDecoded(ev.wire, ev.Data); err != nil {
 		return err
 	}
 	switch d := ev.Data.(type) {
@@ -194,7 +183,7 @@ func (a *Accumulator) Add(ev Event) error {
 			a.h.Todos(a.st.Todos())
 		}
 	case toolmark.SnapshotData:
-		full := PlainText(a.st.Content())
+		full := toolcallmarkup.Text(a.st.Content())
 		old := a.text.String()
 		if full != old {
 			chunk := full
@@ -285,18 +274,3 @@ func (a *Accumulator) End() (toolmark.TurnEndData, bool) { return a.st.End() }
 // from.
 func (a *Accumulator) Seq() int64 { return a.st.Seq() }
 
-// PlainText returns the text of a ToolCall markup content as a reader sees
-// it: the tags (with the nested calls in their bodies) left out and the
-// neutralisation of "<ToolCall" undone.
-func PlainText(content string) string {
-	var b strings.Builder
-	last := 0
-	for _, sp := range toolcallmarkup.Scan(content) {
-		if sp.Parent < 0 {
-			b.WriteString(content[last:sp.Start])
-			last = sp.End
-		}
-	}
-	b.WriteString(content[last:])
-	return toolcallmarkup.RestoreText(b.String())
-}

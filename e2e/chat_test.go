@@ -124,16 +124,7 @@ func lastAnswer(tb testing.TB, url string) (content, turnID string) {
 // has one final status line.
 func checkAnswerShown(t *testing.T, out, content string) {
 	t.Helper()
-	var text strings.Builder
-	last := 0
-	for _, sp := range toolcallmarkup.Scan(content) {
-		if sp.Parent < 0 {
-			text.WriteString(content[last:sp.Start])
-			last = sp.End
-		}
-	}
-	text.WriteString(content[last:])
-	plain := toolcallmarkup.RestoreText(text.String())
+	plain := toolcallmarkup.Text(content)
 	for _, line := range strings.Split(plain, "\n") {
 		if len(strings.TrimSpace(line)) < 12 {
 			continue
@@ -455,7 +446,7 @@ func TestChatQuietAndStdin(t *testing.T) {
 	if got := conv.Messages[0].Content; got != "What is a ToolCall tag?" {
 		t.Errorf("sent %q", got)
 	}
-	want := client.PlainText(conv.Messages[1].Content)
+	want := toolcallmarkup.Text(conv.Messages[1].Content)
 	if strings.Trim(out, "\n") != strings.Trim(want, "\n") {
 		t.Errorf("--quiet printed\n%q\nwant the answer\n%q", out, want)
 	}

@@ -130,7 +130,7 @@ func (l *Live) Apply(e toolmark.Event) error {
 	if err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)
 	}
-	if err := l.state.ApplyEvent(e); err != nil {
+	if err := l.state.ApplyDecoded(e, data); err != nil {
 		return err
 	}
 	l.version++
@@ -584,11 +584,5 @@ func callStatus(c turnstate.Call, phase bool) string {
 	if phase && c.Phase != "" {
 		return c.Phase
 	}
-	if c.StatusText != "" {
-		return c.StatusText
-	}
-	if tc, err := toolcallmarkup.ParseOpenTag(c.Markup); err == nil {
-		return statustext.Text(tc)
-	}
-	return ""
+	return statustext.Line(c.StatusText, c.Markup)
 }

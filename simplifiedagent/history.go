@@ -84,18 +84,7 @@ func VisibleText(content string) string { return strings.TrimSpace(visibleText(c
 
 // visibleText is VisibleText with the white space at its ends kept.
 func visibleText(content string) string {
-	var b strings.Builder
-	last := 0
-	for _, sp := range toolcallmarkup.Scan(content) {
-		if sp.Parent != -1 {
-			continue
-		}
-		b.WriteString(content[last:sp.Start])
-		last = sp.End
-	}
-	b.WriteString(content[last:])
-	text := toolcallmarkup.RestoreText(b.String())
-	return blankLines.ReplaceAllString(text, "\n\n")
+	return blankLines.ReplaceAllString(toolcallmarkup.Text(content), "\n\n")
 }
 
 // HistoryChars returns the size of a summary and turns in characters

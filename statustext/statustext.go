@@ -97,6 +97,19 @@ func TruncateBytes(s string, n int) string {
 	return toolcallmarkup.Truncate(s, max(n-len(ell), 0)) + ell
 }
 
+// Line returns the status line of a call as its last event left it: the
+// text the server wrote (text), or, for an event older than that field, the
+// text of its tag (markup).
+func Line(text, markup string) string {
+	if text != "" {
+		return text
+	}
+	if tc, err := toolcallmarkup.ParseOpenTag(markup); err == nil {
+		return Text(tc)
+	}
+	return ""
+}
+
 // Text returns the status text of tc: the built-in text of its tool type,
 // or Generic for a type without one.
 func Text(tc toolcallmarkup.ToolCall) string {

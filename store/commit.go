@@ -220,7 +220,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 		case w.Finish != nil:
 			fTurn, fStatus, fError = append(fTurn, w.TurnID), append(fStatus, string(w.Finish.Status)), append(fError, w.Finish.Error)
 			fContent, fSeq = append(fContent, *w.Content), append(fSeq, w.lastSeq())
-			fMsgStatus = append(fMsgStatus, string(messageStatusFor(w.Finish.Status)))
+			fMsgStatus = append(fMsgStatus, string(w.Finish.Status.MessageStatus()))
 		case w.Content != nil:
 			cTurn, cMsg, cContent, cSeq = append(cTurn, w.TurnID), append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
 		}

@@ -268,18 +268,6 @@ func (db *DB) turnConflict(ctx context.Context, turnID, msg string) error {
 	return toolmark.Errorf(toolmark.ECONFLICT, "%s", msg)
 }
 
-// messageStatusFor maps a final turn status to its assistant message's.
-func messageStatusFor(s toolmark.TurnStatus) toolmark.MessageStatus {
-	switch s {
-	case toolmark.TurnCompleted:
-		return toolmark.MessageComplete
-	case toolmark.TurnCancelled:
-		return toolmark.MessageCancelled
-	case toolmark.TurnInterrupted:
-		return toolmark.MessageInterrupted
-	}
-	return toolmark.MessageFailed
-}
 
 // CreatedTurn is the outcome of one NewTurn of CreateTurns.
 type CreatedTurn struct {

@@ -117,6 +117,22 @@ func Neutralise(s string) string {
 	return string(out)
 }
 
+// Text returns the text of content as a reader sees it: the ToolCall
+// elements (with the nested calls in their bodies) left out and the
+// neutralisation undone (RestoreText).
+func Text(content string) string {
+	var b strings.Builder
+	last := 0
+	for _, sp := range Scan(content) {
+		if sp.Parent < 0 {
+			b.WriteString(content[last:sp.Start])
+			last = sp.End
+		}
+	}
+	b.WriteString(content[last:])
+	return RestoreText(b.String())
+}
+
 // RestoreText reverses the neutralisation of untrusted text: each "&lt;"
 // in front of a tag name becomes "<" again and each longer "&amp;…lt;" loses
 // one "amp;". Renderers call it on the text of code spans and code blocks,

@@ -158,14 +158,7 @@ func icon(c client.ToolCall, frame string) string {
 
 // statusText is the line the server wrote for c, or the one its tag gives.
 func statusText(c client.ToolCall) string {
-	if c.StatusText != "" {
-		return c.StatusText
-	}
-	tc, err := toolcallmarkup.ParseOpenTag(c.Markup)
-	if err != nil {
-		tc = toolcallmarkup.ToolCall{ID: c.ID, Type: c.Name, Status: c.Status, Error: c.Error}
-	}
-	return statustext.Text(tc)
+	return statustext.Line(c.StatusText, c.Markup)
 }
 
 // toolLine is the collapsed view of a call: one line with its mark, name,

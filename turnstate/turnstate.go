@@ -143,6 +143,7 @@ func FromSnapshot(d toolmark.SnapshotData) (*State, error) {
 	if s.status == "" {
 		s.status = toolmark.TurnRunning
 	}
+	s.end.Status = s.status // a final snapshot's end (its error text is in the turn's record)
 	for _, r := range d.ToolCalls {
 		c := &Call{ID: r.ID, ParentID: r.ParentID, Name: r.Name, Status: toolcallmarkup.Status(r.Status),
 			Result: r.Result, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
@@ -218,10 +219,10 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 	case toolmark.TurnStartedData:
 		s.status = toolmark.TurnRunning
 	case toolmark.TurnEndData:
-		s.status, s.end, s.milestone = data.Status, data, true
-		if s.status == "" {
-			s.status = d.Type.EndStatus()
+		if data.Status == "" {
+			data.Status = d.Type.EndStatus()
 		}
+		s.status, s.end, s.milestone = data.Status, data, true
 	case toolmark.SnapshotData:
 		n, err := FromSnapshot(data)
 		if err != nil {
@@ -329,12 +330,27 @@ func (s *State) markDirty(c *Call) {
 // an event at or before Seq is skipped; an event of a type this package
 // does not know is skipped too.
 func (s *State) ApplyEvent(e toolmark.Event) error {
-	if e.Type != toolmark.EventSnapshot && e.Seq > 0 && e.Seq <= s.seq {
+	if s.skips(e) {
 		return nil
 	}
 	data, err := toolmark.DecodeData(e.Type, e.Data)
 	if err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	return s.ApplyDecoded(e, data)
+}
+
+// skips reports whether a logged event is one the state already reflects.
+func (s *State) skips(e toolmark.Event) bool {
+	return e.Type != toolmark.EventSnapshot && e.Seq > 0 && e.Seq <= s.seq
+}
+
+// ApplyDecoded is ApplyEvent for a logged event whose data the caller has
+// decoded already (toolmark.DecodeData), so a client that needs the typed
+// payload too decodes it once.
+func (s *State) ApplyDecoded(e toolmark.Event, data any) error {
+	if s.skips(e) {
+		return nil
 	}
 	if err := s.Apply(toolmark.Draft{Type: e.Type, Data: data}, e.Time); err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)

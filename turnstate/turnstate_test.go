@@ -267,3 +267,24 @@ func FuzzReplay(f *testing.F) {
 		}
 	})
 }
+
+// TestEnd: a turn's end carries its status however the state learnt it —
+// an end event without one, or a final snapshot.
+func TestEnd(t *testing.T) {
+	s := New()
+	mustApply(t, s, []toolmark.Draft{{Type: toolmark.EventTurnCompleted, Data: toolmark.TurnEndData{}}})
+	if end, final := s.End(); !final || end.Status != toolmark.TurnCompleted {
+		t.Errorf("after turn_completed: %+v, %v", end, final)
+	}
+	snap, err := FromSnapshot(toolmark.SnapshotData{Content: "done", Seq: 9, Status: toolmark.TurnCancelled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, final := snap.End(); !final || end.Status != toolmark.TurnCancelled {
+		t.Errorf("final snapshot: %+v, %v", end, final)
+	}
+	running, _ := FromSnapshot(toolmark.SnapshotData{Content: "so far", Seq: 3, Status: toolmark.TurnRunning})
+	if _, final := running.End(); final {
+		t.Error("a running snapshot has ended")
+	}
+}
