@@ -273,4 +273,3 @@ func (a *Accumulator) End() (toolmark.TurnEndData, bool) { return a.st.End() }
 // Seq returns the seq of the last event applied: the cursor to resume
 // from.
 func (a *Accumulator) Seq() int64 { return a.st.Seq() }
-

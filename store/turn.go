@@ -268,7 +268,6 @@ func (db *DB) turnConflict(ctx context.Context, turnID, msg string) error {
 	return toolmark.Errorf(toolmark.ECONFLICT, "%s", msg)
 }
 
-
 // CreatedTurn is the outcome of one NewTurn of CreateTurns.
 type CreatedTurn struct {
 	Turn    toolmark.Turn
