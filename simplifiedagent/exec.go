@@ -10,6 +10,7 @@ import (
 
 	"github.com/tmc/langchaingo/callbacks"
 
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -120,7 +121,9 @@ func (h *Handler) HandleToolError(ctx context.Context, err error) {
 		h.s.fail(ci.c, toolcallmarkup.StatusCancelled, "cancelled")
 		return
 	}
-	h.s.fail(ci.c, toolcallmarkup.StatusError, err.Error())
+	// The tag and the event show what users may see: a tool's own short
+	// message, or the text without internal addresses (tools.UserMessage).
+	h.s.fail(ci.c, toolcallmarkup.StatusError, tools.UserMessage(err))
 }
 
 type outcome struct {

@@ -119,6 +119,7 @@ func TestToolFailures(t *testing.T) {
 			toolCall("p", "panics", `{}`),
 			toolCall("h", "hangs", `{}`),
 			toolCall("e", "fails", `{}`),
+			toolCall("l", "leaks", `{}`),
 			toolCall("ok", "works", `{}`),
 		}},
 		{Content: "Some tools failed."},
@@ -130,13 +131,17 @@ func TestToolFailures(t *testing.T) {
 			funcTool{"panics", func(context.Context, string) (string, error) { panic("kaboom") }},
 			funcTool{"hangs", func(context.Context, string) (string, error) { <-release; return "late", nil }},
 			funcTool{"fails", func(context.Context, string) (string, error) { return "", errors.New("no luck") }},
+			funcTool{"leaks", func(context.Context, string) (string, error) {
+				return "", errors.New("lookup example.com on 10.255.255.53:53: no such host")
+			}},
 			funcTool{"works", func(context.Context, string) (string, error) { return "fine", nil }},
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"p": "tool panicked: kaboom", "h": "timed out after 50ms", "e": "no luck", "ok": ""}
+	want := map[string]string{"p": "tool panicked: kaboom", "h": "timed out after 50ms", "e": "no luck", "ok": "",
+		"l": "lookup example.com on an internal address: no such host"}
 	for _, r := range res.ToolCalls {
 		if w := want[r.ID]; r.Error != w || (w == "") != (r.Status == "success") {
 			t.Errorf("call %s: status %s error %q, want error %q", r.ID, r.Status, r.Error, w)
@@ -151,7 +156,7 @@ func TestToolFailures(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(results, ";"); got != "p=error: tool panicked: kaboom;h=error: timed out after 50ms;e=error: no luck;ok=fine" {
+	if got := strings.Join(results, ";"); got != "p=error: tool panicked: kaboom;h=error: timed out after 50ms;e=error: no luck;l=error: lookup example.com on an internal address: no such host;ok=fine" {
 		t.Errorf("tool responses %q", got)
 	}
 }

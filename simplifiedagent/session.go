@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/statustext"
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -464,7 +465,7 @@ func (s *session) finalLocked(c *call, err error, cancelled bool) {
 	}
 	msg := "stopped"
 	if err != nil {
-		msg = err.Error()
+		msg = tools.UserMessage(err)
 	}
 	s.failLocked(c, toolcallmarkup.StatusError, msg)
 }
