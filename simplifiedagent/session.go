@@ -11,8 +11,8 @@ import (
 	"github.com/kaptinlin/jsonrepair"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
