@@ -118,9 +118,19 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.EventsPerTurn < 10 || r.Events < int64(6*10) {
 			t.Errorf("%d events per turn, %d in all: want at least 10 per stream", r.EventsPerTurn, r.Events)
 		}
-		if r.Delivery.N != int(r.Events) || r.FirstEvent.N != 3 || r.WholeTurn.N != 3 || r.UnloadedTurn <= 0 {
-			t.Errorf("delivery n=%d (events %d), first event n=%d, whole turn n=%d, unloaded %v",
-				r.Delivery.N, r.Events, r.FirstEvent.N, r.WholeTurn.N, r.UnloadedTurn)
+		// Every event is in delivery or replayed; every stream replays at
+		// least turn_queued, which the POST writes before it opens.
+		if r.Delivery.N+r.Replayed.N != int(r.Events) || r.Replayed.N < r.Streams || r.Delivery.N == 0 {
+			t.Errorf("delivery n=%d + replayed n=%d, want the %d events, at least %d replayed and some live",
+				r.Delivery.N, r.Replayed.N, r.Events, r.Streams)
+		}
+		if r.FirstEvent.N != 3 || r.FirstToken.N != 3 || r.WholeTurn.N != 3 || r.UnloadedTurn <= 0 {
+			t.Errorf("first event n=%d, first token n=%d, whole turn n=%d, unloaded %v",
+				r.FirstEvent.N, r.FirstToken.N, r.WholeTurn.N, r.UnloadedTurn)
+		}
+		// A turn's first text_delta comes after its first event, and before its end.
+		if r.FirstToken.P50 < r.FirstEvent.P50 || r.FirstToken.Max > r.WholeTurn.Max {
+			t.Errorf("first event %v, first token %v, whole turn %v: out of order", r.FirstEvent, r.FirstToken, r.WholeTurn)
 		}
 		// The answer text is 3000 bytes; the stored content adds the two tags.
 		if r.AnswerBytes < 3000 || r.AnswerBytes > 4000 {
@@ -173,15 +183,19 @@ func TestBenchEndToEnd(t *testing.T) {
 
 	t.Run("idle followers", func(t *testing.T) {
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
-		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 40, Turns: 2})
+		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 300, Turns: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Opened != 40 || r.Failed != 0 || len(r.Problems()) > 0 {
+		if r.Opened != 300 || r.Failed != 0 || len(r.Problems()) > 0 {
 			t.Errorf("opened %d, failed %d, errors %v", r.Opened, r.Failed, r.Errors)
 		}
 		if r.RSSBefore <= 0 || r.RSSAfter <= 0 || r.PeakRSS < r.RSSAfter {
 			t.Errorf("RSS before %d, after %d, peak %d", r.RSSBefore, r.RSSAfter, r.PeakRSS)
+		}
+		// 300 open streams hold goroutines and buffers on the server.
+		if r.PerStream <= 0 {
+			t.Errorf("%.0f bytes per idle stream (RSS %d → %d), want more than 0", r.PerStream, r.RSSBefore, r.RSSAfter)
 		}
 	})
 
