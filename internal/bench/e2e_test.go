@@ -248,5 +248,10 @@ func TestBenchEndToEnd(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--demo-tools applies to a server the bench starts") {
 			t.Errorf("--demo-tools with --server: %v, %s", err, out)
 		}
+		// A sweep whose first step fails says why, not that it has nothing to plot.
+		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--sweep", "1,2", "--plot", filepath.Join(t.TempDir(), "p.png"))
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "reaching the server") {
+			t.Errorf("a sweep that cannot reach its server: %v, %s", err, out)
+		}
 	})
 }
