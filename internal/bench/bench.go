@@ -101,11 +101,6 @@ func (b *Bench) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// PostgreSQL runs as another user when the bench runs as root.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return err
-	}
 	b.out.say("starting an embedded PostgreSQL in %s", dir)
 	pg, err := embeddedpg.Start(ctx, embeddedpg.Config{
 		DataDir:  filepath.Join(dir, "pgdata"),
