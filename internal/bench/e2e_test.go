@@ -4,56 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark/internal/bench"
 	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/testserver"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// toolmarkBinary builds cmd/toolmark once for the package's tests: the bench
-// starts it as `toolmark serve` the way the real command does.
-func toolmarkBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolmark-bench-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "toolmark")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/toolmark").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building toolmark: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { testserver.Main(m) }
 
 func open(t *testing.T, cfg bench.Config) *bench.Bench {
 	t.Helper()
@@ -68,8 +32,8 @@ func open(t *testing.T, cfg bench.Config) *bench.Bench {
 }
 
 // logTo gives the servers' logs to the test log when TOOLMARK_TEST_LOG is set.
-func logTo(t *testing.T) *bytes.Buffer {
-	var buf bytes.Buffer
+func logTo(t *testing.T) *testserver.Buffer {
+	var buf testserver.Buffer
 	t.Cleanup(func() {
 		if os.Getenv("TOOLMARK_TEST_LOG") != "" || t.Failed() {
 			t.Logf("server log:\n%s", buf.String())
@@ -78,29 +42,18 @@ func logTo(t *testing.T) *bytes.Buffer {
 	return &buf
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 // TestBenchEndToEnd runs tiny benches against real toolmark servers,
 // started as child processes on a real PostgreSQL, and checks that every
 // figure was measured and that the knobs reached the demo model.
 func TestBenchEndToEnd(t *testing.T) {
-	bin := toolmarkBinary(t)
+	bin := testserver.Binary(t)
 	dbURL := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	demo := bench.Demo{Delay: time.Millisecond, Tools: 2, AnswerBytes: 3000}
 
 	t.Run("run", func(t *testing.T) {
-		var progress lockedBuffer
+		var progress testserver.Buffer
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo,
 			Progress: &progress, ServerLog: logTo(t)})
 		r, err := b.Run(ctx, bench.Load{Turns: 3, Followers: 2})
@@ -145,9 +98,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.Demo == nil || *r.Demo != demo || !r.StartedServer {
 			t.Errorf("demo %+v, started %v", r.Demo, r.StartedServer)
 		}
-		progress.mu.Lock()
-		out := progress.b.String()
-		progress.mu.Unlock()
+		out := progress.String()
 		if !strings.Contains(out, "bench: 3 turns, all at once, 2 followers each: 3/3 turns done, 0 failed") {
 			t.Errorf("progress lacks the final line:\n%s", out)
 		}
