@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,19 +13,22 @@ import (
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// Duration is a time.Duration written to JSON as milliseconds.
+// Duration is a time.Duration written to JSON as milliseconds, rounded to
+// the microsecond: every duration of the bench's JSON is one.
 type Duration time.Duration
 
 // MarshalJSON writes d in milliseconds.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(ms(time.Duration(d))) }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(math.Round(float64(d)/1e3) / 1e3)
+}
 
 // UnmarshalJSON reads milliseconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
+	var ms float64
+	if err := json.Unmarshal(b, &ms); err != nil {
 		return err
 	}
-	*d = Duration(fromMS(f))
+	*d = Duration(math.Round(ms * 1e6))
 	return nil
 }
 
