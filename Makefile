@@ -35,14 +35,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./toolcallmarkup/ ./markdown/ ./store/
 
 ## faults: the fault-injection suite at the counts of docs/reliability.md (about 15 minutes); FAULTS_FLAGS adds flags
-faults: build
-	@scripts/need-postgres.sh
-	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset full $(FAULTS_FLAGS)
-
 ## faults-short: the short form of the suite that CI runs after the tests (about 2 minutes)
-faults-short: build
+faults faults-short: build
 	@scripts/need-postgres.sh
-	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset short $(FAULTS_FLAGS)
+	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset $(if $(filter faults-short,$@),short,full) $(FAULTS_FLAGS)
 
 vet:
 	$(GO) vet ./...

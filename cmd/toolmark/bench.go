@@ -115,62 +115,81 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer b.Close()
 
-	var (
-		out      any
-		text     func(io.Writer) error
-		problems []string
-	)
-	switch {
-	case *idle:
-		rep, err := b.Idle(ctx, bench.IdleLoad{Streams: *streams, Turns: *idleTurns})
-		if err != nil {
-			return err
+	rep, err := runBenchMode(ctx, b, benchMode{
+		idle: *idle, streams: *streams, idleTurns: *idleTurns,
+		steps: steps, table: *table, plot: *plot,
+		load: bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers},
+	})
+	if err != nil {
+		if rep != nil { // the figures measured before the failure
+			_ = rep.WriteText(stdout)
 		}
-		out, text, problems = rep, rep.WriteText, rep.Problems()
-	case len(steps) > 0:
-		rep, err := b.Sweep(ctx, steps, *followers)
-		if rep == nil {
-			return err
-		}
-		if *table != "" {
-			if werr := os.WriteFile(*table, []byte(rep.Table()), 0o644); werr != nil {
-				return werr
-			}
-		}
-		if *plot != "" {
-			if perr := rep.Plot(*plot); perr != nil {
-				return perr
-			}
-		}
-		if err != nil {
-			fmt.Fprint(stdout, rep.Table())
-			return err
-		}
-		out, text, problems = rep, rep.WriteText, rep.Problems()
-	default:
-		rep, err := b.Run(ctx, bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers})
-		if rep == nil {
-			return err
-		}
-		if err != nil {
-			rep.WriteText(stdout)
-			return err
-		}
-		out, text, problems = rep, rep.WriteText, rep.Problems()
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else if err := text(stdout); err != nil {
+	} else if err := rep.WriteText(stdout); err != nil {
 		return err
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+	if p := rep.Problems(); len(p) > 0 {
+		return errors.New(strings.Join(p, "; "))
 	}
 	return nil
+}
+
+// benchReport is what every kind of run reports: *bench.Report,
+// *bench.SweepReport and *bench.IdleReport.
+type benchReport interface {
+	WriteText(io.Writer) error
+	Problems() []string
+}
+
+// benchMode is what the flags ask the bench to run.
+type benchMode struct {
+	idle               bool
+	streams, idleTurns int
+	steps              []int
+	table, plot        string
+	load               bench.Load
+}
+
+// runBenchMode runs the idle measurement, the sweep or one load. With an
+// error it returns the figures measured before it, if any, or nil.
+func runBenchMode(ctx context.Context, b *bench.Bench, m benchMode) (benchReport, error) {
+	switch {
+	case m.idle:
+		rep, err := b.Idle(ctx, bench.IdleLoad{Streams: m.streams, Turns: m.idleTurns})
+		if err != nil {
+			return nil, err
+		}
+		return rep, nil
+	case len(m.steps) > 0:
+		rep, err := b.Sweep(ctx, m.steps, m.load.Followers)
+		if len(rep.Steps) == 0 {
+			return nil, err
+		}
+		// The steps done are written even when a later one failed.
+		if m.table != "" {
+			if werr := os.WriteFile(m.table, []byte(rep.Table()), 0o644); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		if m.plot != "" {
+			if perr := rep.Plot(m.plot); perr != nil && err == nil {
+				err = perr
+			}
+		}
+		return rep, err
+	}
+	rep, err := b.Run(ctx, m.load)
+	if rep == nil {
+		return nil, err
+	}
+	return rep, err
 }
 
 // parseSteps reads --sweep's list of concurrencies.

@@ -77,6 +77,9 @@ func Open(ctx context.Context, cfg Config) (*Bench, error) {
 	if cfg.Question == "" {
 		cfg.Question = DefaultQuestion
 	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 100_000
+	}
 	b := &Bench{cfg: cfg, dbURL: cfg.DatabaseURL, out: newProgress(cfg.Progress, cfg.ProgressTTY)}
 	if b.dbURL == "" && cfg.Server == "" {
 		if err := b.startPostgres(ctx); err != nil {
@@ -99,11 +102,6 @@ func Open(ctx context.Context, cfg Config) (*Bench, error) {
 func (b *Bench) startPostgres(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "toolmark-bench-")
 	if err != nil {
-		return err
-	}
-	// PostgreSQL runs as another user when the bench runs as root.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
 		return err
 	}
 	b.out.say("starting an embedded PostgreSQL in %s", dir)
@@ -150,7 +148,8 @@ func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 	}
 	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes))
 	s, err := StartServer(ctx, ServerConfig{
-		Command: b.cfg.Command, DatabaseURL: b.dbURL, MaxTurns: b.cfg.MaxTurns, Demo: demo, Log: b.cfg.ServerLog,
+		Command: b.cfg.Command, DatabaseURL: b.dbURL, MaxTurns: b.cfg.MaxTurns, Demo: demo,
+		ShutdownGrace: 5 * time.Second, LogLevel: "warn", Log: b.cfg.ServerLog,
 	})
 	if err != nil {
 		return nil, err

@@ -4,20 +4,27 @@
 //
 // # What it measures
 //
-//   - Delivery latency: for every event every follower receives, its arrival
-//     time minus the event's own time field (set by the server when the
-//     event is made), so batching, persistence and fan-out are included.
+//   - Delivery latency: for every event a follower receives live — made
+//     after its stream connected (the response headers arrived) — its
+//     arrival time minus the event's own time field (set by the server when
+//     the event is made), so batching, persistence and fan-out are included.
+//     Events made before (the turn_queued the POST writes, events read
+//     again after a reconnection) are replayed: counted apart, with their
+//     age at arrival.
 //   - First-event latency: from sending the POST that starts a turn to the
-//     arrival of that turn's first event on its first follower.
+//     arrival of that turn's first event on its first follower; first-token
+//     latency: the same to its first text_delta.
 //   - Whole-turn time: from the POST to the terminal event, against the same
 //     turn run alone on the idle server just before the load.
 //   - Stream integrity: every stream is checked for gaps and duplicates in
 //     its sequence numbers (SeqCheck); both must be 0.
 //   - Server cost, when the bench starts the server itself (StartServer):
-//     its CPU time and peak RSS from /proc.
+//     its CPU time and peak RSS from /proc; the bench's own from
+//     getrusage(2).
 //   - PostgreSQL cost, when the bench knows the database URL: transactions
 //     (pg_stat_database), write transactions and WAL bytes
-//     (pg_current_wal_lsn) per turn, against the answer's size.
+//     (pg_current_wal_lsn) per turn, against the answer's size, from a
+//     sample before the load to one after the server stopped.
 //   - Memory per idle follower (Idle): the server's RSS growth while N
 //     streams wait on turns that stay alive, divided by N.
 //

@@ -4,56 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark/internal/bench"
 	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/testserver"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// toolmarkBinary builds cmd/toolmark once for the package's tests: the bench
-// starts it as `toolmark serve` the way the real command does.
-func toolmarkBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolmark-bench-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "toolmark")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/toolmark").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building toolmark: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { testserver.Main(m) }
 
 func open(t *testing.T, cfg bench.Config) *bench.Bench {
 	t.Helper()
@@ -68,8 +32,8 @@ func open(t *testing.T, cfg bench.Config) *bench.Bench {
 }
 
 // logTo gives the servers' logs to the test log when TOOLMARK_TEST_LOG is set.
-func logTo(t *testing.T) *bytes.Buffer {
-	var buf bytes.Buffer
+func logTo(t *testing.T) *testserver.Buffer {
+	var buf testserver.Buffer
 	t.Cleanup(func() {
 		if os.Getenv("TOOLMARK_TEST_LOG") != "" || t.Failed() {
 			t.Logf("server log:\n%s", buf.String())
@@ -78,29 +42,18 @@ func logTo(t *testing.T) *bytes.Buffer {
 	return &buf
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 // TestBenchEndToEnd runs tiny benches against real toolmark servers,
 // started as child processes on a real PostgreSQL, and checks that every
 // figure was measured and that the knobs reached the demo model.
 func TestBenchEndToEnd(t *testing.T) {
-	bin := toolmarkBinary(t)
+	bin := testserver.Binary(t)
 	dbURL := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	demo := bench.Demo{Delay: time.Millisecond, Tools: 2, AnswerBytes: 3000}
 
 	t.Run("run", func(t *testing.T) {
-		var progress lockedBuffer
+		var progress testserver.Buffer
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo,
 			Progress: &progress, ServerLog: logTo(t)})
 		r, err := b.Run(ctx, bench.Load{Turns: 3, Followers: 2})
@@ -118,9 +71,19 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.EventsPerTurn < 10 || r.Events < int64(6*10) {
 			t.Errorf("%d events per turn, %d in all: want at least 10 per stream", r.EventsPerTurn, r.Events)
 		}
-		if r.Delivery.N != int(r.Events) || r.FirstEvent.N != 3 || r.WholeTurn.N != 3 || r.UnloadedTurn <= 0 {
-			t.Errorf("delivery n=%d (events %d), first event n=%d, whole turn n=%d, unloaded %v",
-				r.Delivery.N, r.Events, r.FirstEvent.N, r.WholeTurn.N, r.UnloadedTurn)
+		// Every event is in delivery or replayed; every stream replays at
+		// least turn_queued, which the POST writes before it opens.
+		if r.Delivery.N+r.Replayed.N != int(r.Events) || r.Replayed.N < r.Streams || r.Delivery.N == 0 {
+			t.Errorf("delivery n=%d + replayed n=%d, want the %d events, at least %d replayed and some live",
+				r.Delivery.N, r.Replayed.N, r.Events, r.Streams)
+		}
+		if r.FirstEvent.N != 3 || r.FirstToken.N != 3 || r.WholeTurn.N != 3 || r.UnloadedTurn <= 0 {
+			t.Errorf("first event n=%d, first token n=%d, whole turn n=%d, unloaded %v",
+				r.FirstEvent.N, r.FirstToken.N, r.WholeTurn.N, r.UnloadedTurn)
+		}
+		// A turn's first text_delta comes after its first event, and before its end.
+		if r.FirstToken.P50 < r.FirstEvent.P50 || r.FirstToken.Max > r.WholeTurn.Max {
+			t.Errorf("first event %v, first token %v, whole turn %v: out of order", r.FirstEvent, r.FirstToken, r.WholeTurn)
 		}
 		// The answer text is 3000 bytes; the stored content adds the two tags.
 		if r.AnswerBytes < 3000 || r.AnswerBytes > 4000 {
@@ -135,9 +98,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.Demo == nil || *r.Demo != demo || !r.StartedServer {
 			t.Errorf("demo %+v, started %v", r.Demo, r.StartedServer)
 		}
-		progress.mu.Lock()
-		out := progress.b.String()
-		progress.mu.Unlock()
+		out := progress.String()
 		if !strings.Contains(out, "bench: 3 turns, all at once, 2 followers each: 3/3 turns done, 0 failed") {
 			t.Errorf("progress lacks the final line:\n%s", out)
 		}
@@ -173,15 +134,19 @@ func TestBenchEndToEnd(t *testing.T) {
 
 	t.Run("idle followers", func(t *testing.T) {
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
-		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 40, Turns: 2})
+		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 300, Turns: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Opened != 40 || r.Failed != 0 || len(r.Problems()) > 0 {
+		if r.Opened != 300 || r.Failed != 0 || len(r.Problems()) > 0 {
 			t.Errorf("opened %d, failed %d, errors %v", r.Opened, r.Failed, r.Errors)
 		}
 		if r.RSSBefore <= 0 || r.RSSAfter <= 0 || r.PeakRSS < r.RSSAfter {
 			t.Errorf("RSS before %d, after %d, peak %d", r.RSSBefore, r.RSSAfter, r.PeakRSS)
+		}
+		// 300 open streams hold goroutines and buffers on the server.
+		if r.PerStream <= 0 {
+			t.Errorf("%.0f bytes per idle stream (RSS %d → %d), want more than 0", r.PerStream, r.RSSBefore, r.RSSAfter)
 		}
 	})
 
@@ -233,6 +198,11 @@ func TestBenchEndToEnd(t *testing.T) {
 		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--demo-tools", "3")
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--demo-tools applies to a server the bench starts") {
 			t.Errorf("--demo-tools with --server: %v, %s", err, out)
+		}
+		// A sweep whose first step fails says why, not that it has nothing to plot.
+		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--sweep", "1,2", "--plot", filepath.Join(t.TempDir(), "p.png"))
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "reaching the server") {
+			t.Errorf("a sweep that cannot reach its server: %v, %s", err, out)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -33,7 +32,8 @@ type IdleReport struct {
 	RSSAfter  int64    `json:"rssAfterBytes"`  // server VmRSS with the streams open
 	PeakRSS   int64    `json:"peakRssBytes"`   // server VmHWM
 	PerStream float64  `json:"bytesPerStream"` // (RSSAfter - RSSBefore) / Opened
-	// ClientPerStream is the bench's own RSS growth per stream.
+	// ClientPerStream is the growth of the bench's own peak RSS per
+	// stream.
 	ClientPerStream float64      `json:"clientBytesPerStream"`
 	Errors          []ErrorCount `json:"errors,omitempty"`
 }
@@ -94,16 +94,12 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 		return nil, err
 	}
 	time.Sleep(time.Second)
-	before, err := t.server.usage()
-	if err != nil {
-		return nil, err
-	}
-	selfBefore, err := readProc(os.Getpid())
+	before, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
 	}
 
-	rep := &IdleReport{Server: t.url, Turns: l.Turns, Streams: l.Streams, RSSBefore: before.RSS}
+	rep := &IdleReport{Server: t.url, Turns: l.Turns, Streams: l.Streams, RSSBefore: before.server.RSS}
 	sctx, closeStreams := context.WithCancel(ctx)
 	defer closeStreams()
 	p := b.out.start(fmt.Sprintf("opening %d idle streams on %d turns", l.Streams, l.Turns), l.Streams, "streams")
@@ -137,11 +133,7 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	p.finish()
 	b.out.say("%d streams opened in %s; waiting %v", l.Streams, fmtDur(time.Duration(rep.OpenTime)), idleSettle)
 	time.Sleep(idleSettle)
-	after, err := t.server.usage()
-	if err != nil {
-		return nil, err
-	}
-	selfAfter, err := readProc(os.Getpid())
+	after, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +155,10 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	closeStreams()
 	wg.Wait()
 	rep.Opened = l.Streams - rep.Failed
-	rep.RSSAfter, rep.PeakRSS = after.RSS, after.PeakRSS
+	rep.RSSAfter, rep.PeakRSS = after.server.RSS, after.server.PeakRSS
 	if rep.Opened > 0 {
-		rep.PerStream = float64(after.RSS-before.RSS) / float64(rep.Opened)
-		rep.ClientPerStream = float64(selfAfter.RSS-selfBefore.RSS) / float64(rep.Opened)
+		rep.PerStream = float64(rep.RSSAfter-rep.RSSBefore) / float64(rep.Opened)
+		rep.ClientPerStream = float64(after.self.PeakRSS-before.self.PeakRSS) / float64(rep.Opened)
 	}
 	for msg, n := range errs {
 		rep.Errors = append(rep.Errors, ErrorCount{msg, n})

@@ -20,8 +20,9 @@ type pgSample struct {
 	// XIDs is the next transaction id: the number of transactions that
 	// wrote something, in the whole cluster.
 	XIDs int64
-	// WAL is pg_current_wal_lsn(), for the whole cluster.
-	WAL string
+	// WAL is pg_current_wal_lsn() as a byte position, for the whole
+	// cluster.
+	WAL int64
 	// CPU is the PostgreSQL server's CPU time (postmaster and backends),
 	// when it runs on this machine; 0 otherwise.
 	CPU time.Duration
@@ -97,13 +98,13 @@ func (p *pgStats) connect(ctx context.Context) (*pgx.Conn, error) {
 func (p *pgStats) sample(ctx context.Context) (pgSample, error) {
 	conn, err := p.connect(ctx)
 	if err != nil {
-		return pgSample{}, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
+		return pgSample{}, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var s pgSample
 	err = conn.QueryRow(ctx, `select d.xact_commit + d.xact_rollback,
 		pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
-		pg_current_wal_lsn()::text
+		pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint
 		from pg_stat_database d where d.datname = current_database()`).Scan(&s.Xacts, &s.XIDs, &s.WAL)
 	if err != nil {
 		return pgSample{}, fmt.Errorf("reading PostgreSQL's statistics: %w", err)
@@ -114,18 +115,9 @@ func (p *pgStats) sample(ctx context.Context) (pgSample, error) {
 	return s, nil
 }
 
-// delta returns what happened between a and b.
-func (p *pgStats) delta(ctx context.Context, a, b pgSample) (pgDelta, error) {
-	conn, err := p.connect(ctx)
-	if err != nil {
-		return pgDelta{}, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	d := pgDelta{Xacts: b.Xacts - a.Xacts, XIDs: b.XIDs - a.XIDs, CPU: b.CPU - a.CPU}
-	if err := conn.QueryRow(ctx, "select pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", b.WAL, a.WAL).Scan(&d.WALBytes); err != nil {
-		return pgDelta{}, fmt.Errorf("measuring WAL: %w", err)
-	}
-	return d, nil
+// since returns what PostgreSQL did from a to s.
+func (s pgSample) since(a pgSample) pgDelta {
+	return pgDelta{Xacts: s.Xacts - a.Xacts, XIDs: s.XIDs - a.XIDs, WALBytes: s.WAL - a.WAL, CPU: s.CPU - a.CPU}
 }
 
 // databaseName returns the database a PostgreSQL URL names, for messages.

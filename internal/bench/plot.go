@@ -26,7 +26,7 @@ func (s *SweepReport) Plot(path string) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// WritePlot draws delivery and first-event latency (p50, p95, p99, in
+// WritePlot draws delivery, first-event and first-token latency (p50, p95, p99, in
 // milliseconds, log scale) against concurrent turns (log scale) and writes
 // it as PNG to w.
 func (s *SweepReport) WritePlot(w io.Writer) error {
@@ -55,45 +55,42 @@ func (s *SweepReport) WritePlot(w io.Writer) error {
 
 	blue := []color.RGBA{{R: 0x9e, G: 0xca, B: 0xe1, A: 255}, {R: 0x42, G: 0x92, B: 0xc6, A: 255}, {R: 0x08, G: 0x45, B: 0x94, A: 255}}
 	orange := []color.RGBA{{R: 0xfd, G: 0xbe, B: 0x85, A: 255}, {R: 0xfd, G: 0x8d, B: 0x3c, A: 255}, {R: 0xa6, G: 0x36, B: 0x03, A: 255}}
-	series := []struct {
-		name  string
-		pick  func(*Report) time.Duration
-		color color.RGBA
-		dash  bool
+	green := []color.RGBA{{R: 0xa1, G: 0xd9, B: 0x9b, A: 255}, {R: 0x41, G: 0xab, B: 0x5d, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}}
+	figures := []struct {
+		name   string
+		pick   func(*Report) Summary
+		colors []color.RGBA // p50, p95, p99
+		glyph  draw.GlyphDrawer
+		dashes []vg.Length
 	}{
-		{"delivery p50", func(r *Report) time.Duration { return r.Delivery.P50 }, blue[0], false},
-		{"delivery p95", func(r *Report) time.Duration { return r.Delivery.P95 }, blue[1], false},
-		{"delivery p99", func(r *Report) time.Duration { return r.Delivery.P99 }, blue[2], false},
-		{"first event p50", func(r *Report) time.Duration { return r.FirstEvent.P50 }, orange[0], true},
-		{"first event p95", func(r *Report) time.Duration { return r.FirstEvent.P95 }, orange[1], true},
-		{"first event p99", func(r *Report) time.Duration { return r.FirstEvent.P99 }, orange[2], true},
+		{"delivery", func(r *Report) Summary { return r.Delivery }, blue, draw.CircleGlyph{}, nil},
+		{"first event", func(r *Report) Summary { return r.FirstEvent }, orange, draw.TriangleGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
+		{"first token", func(r *Report) Summary { return r.FirstToken }, green, draw.SquareGlyph{}, []vg.Length{vg.Points(1.5), vg.Points(2.5)}},
 	}
 	lo, hi := 0.0, 0.0
-	for _, sr := range series {
-		pts := make(plotter.XYs, len(s.Steps))
-		for i, r := range s.Steps {
-			// A log scale cannot show 0: a step without data sits at 1 µs.
-			y := max(float64(sr.pick(r))/1e6, 0.001)
-			pts[i] = plotter.XY{X: float64(r.Turns), Y: y}
-			if lo == 0 || y < lo {
-				lo = y
+	for _, f := range figures {
+		for q, name := range []string{"p50", "p95", "p99"} {
+			pts := make(plotter.XYs, len(s.Steps))
+			for i, r := range s.Steps {
+				sum := f.pick(r)
+				// A log scale cannot show 0: a step without data sits at 1 µs.
+				y := max(float64([]time.Duration{sum.P50, sum.P95, sum.P99}[q])/1e6, 0.001)
+				pts[i] = plotter.XY{X: float64(r.Turns), Y: y}
+				if lo == 0 || y < lo {
+					lo = y
+				}
+				hi = max(hi, y)
 			}
-			hi = max(hi, y)
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			line.Color, points.Color = f.colors[q], f.colors[q]
+			line.Width = vg.Points(1.5)
+			line.Dashes, points.Shape = f.dashes, f.glyph
+			p.Add(line, points)
+			p.Legend.Add(f.name+" "+name, line, points)
 		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		line.Color, points.Color = sr.color, sr.color
-		line.Width = vg.Points(1.5)
-		if sr.dash {
-			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			points.Shape = draw.TriangleGlyph{}
-		} else {
-			points.Shape = draw.CircleGlyph{}
-		}
-		p.Add(line, points)
-		p.Legend.Add(sr.name, line, points)
 	}
 	p.Y.Min, p.Y.Max = lo/2, hi*1.5
 	xlo, xhi := float64(s.Steps[0].Turns), float64(s.Steps[0].Turns)

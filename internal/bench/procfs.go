@@ -1,22 +1,19 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
+	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
+
+// userHZ is the clock tick /proc counts CPU time in on every Linux
+// architecture Go supports (procfs assumes the same).
+const userHZ = 100
 
 // proc is what Linux's /proc tells of a process at one moment.
 type proc struct {
-	PID  int
 	PPID int
 	// CPU is the process's user plus system time (utime + stime).
 	CPU time.Duration
@@ -28,83 +25,30 @@ type proc struct {
 	RSS, PeakRSS int64
 }
 
+// ticks converts a count of clock ticks to a duration.
+func ticks(n int) time.Duration { return time.Duration(n) * time.Second / userHZ }
+
 // readProc reads /proc/PID/stat and /proc/PID/status.
 func readProc(pid int) (proc, error) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid))
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
-		return proc{}, fmt.Errorf("reading the process's CPU time: %w", err)
+		return proc{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
-	p, err := parseStat(stat, clockTick())
+	st, err := p.Stat()
 	if err != nil {
-		return proc{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return proc{}, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
 	}
-	status, err := os.ReadFile(filepath.Join(dir, "status"))
+	status, err := p.NewStatus()
 	if err != nil {
-		return proc{}, fmt.Errorf("reading the process's memory: %w", err)
-	}
-	if p.RSS, p.PeakRSS, err = parseStatus(status); err != nil {
-		return proc{}, fmt.Errorf("/proc/%d/status: %w", pid, err)
-	}
-	return p, nil
-}
-
-// parseStat reads the pid, ppid and CPU times of a /proc/PID/stat line,
-// whose fields are described in proc(5). The command name (field 2) is in
-// parentheses and may itself hold spaces and parentheses, so the fields
-// are counted from the last ')'.
-func parseStat(b []byte, tick time.Duration) (proc, error) {
-	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || closing < open {
-		return proc{}, errors.New("no command name in parentheses")
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
-	if err != nil {
-		return proc{}, fmt.Errorf("pid: %w", err)
-	}
-	// Fields from 3 (state) on; field k is f[k-3].
-	f := strings.Fields(string(b[closing+1:]))
-	if len(f) < 15 {
-		return proc{}, fmt.Errorf("%d fields after the command name, want at least 15", len(f))
-	}
-	var n [5]int64
-	for i, k := range []int{4, 14, 15, 16, 17} { // ppid, utime, stime, cutime, cstime
-		if n[i], err = strconv.ParseInt(f[k-3], 10, 64); err != nil {
-			return proc{}, fmt.Errorf("field %d: %w", k, err)
-		}
+		return proc{}, fmt.Errorf("reading the memory of process %d: %w", pid, err)
 	}
 	return proc{
-		PID:      pid,
-		PPID:     int(n[0]),
-		CPU:      time.Duration(n[1]+n[2]) * tick,
-		ChildCPU: time.Duration(n[3]+n[4]) * tick,
+		PPID:     st.PPID,
+		CPU:      ticks(int(st.UTime + st.STime)),
+		ChildCPU: ticks(st.CUTime + st.CSTime),
+		RSS:      int64(status.VmRSS),
+		PeakRSS:  int64(status.VmHWM),
 	}, nil
-}
-
-// parseStatus reads VmRSS and VmHWM (in kB) from /proc/PID/status. A
-// process without them (a zombie, a kernel thread) has 0 for both.
-func parseStatus(b []byte) (rss, hwm int64, err error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		num, unit, _ := strings.Cut(strings.TrimSpace(val), " ")
-		if unit != "kB" {
-			return 0, 0, fmt.Errorf("%s in unit %q, want kB", key, unit)
-		}
-		kb, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", key, err)
-		}
-		if key == "VmRSS" {
-			rss = kb << 10
-		} else {
-			hwm = kb << 10
-		}
-	}
-	return rss, hwm, sc.Err()
 }
 
 // procTree returns the CPU time of a process and its descendants: its own
@@ -117,60 +61,39 @@ func procTree(pid int) (time.Duration, error) {
 		return 0, err
 	}
 	total := root.CPU + root.ChildCPU
-	dirs, err := os.ReadDir("/proc")
+	all, err := procfs.AllProcs()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("listing processes: %w", err)
 	}
-	tick := clockTick()
-	for _, d := range dirs {
-		child, err := strconv.Atoi(d.Name())
-		if err != nil || child == pid {
+	for _, p := range all {
+		if p.PID == pid {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		st, err := p.Stat()
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if p, err := parseStat(b, tick); err == nil && p.PPID == pid {
-			total += p.CPU + p.ChildCPU
+		if st.PPID == pid {
+			total += ticks(int(st.UTime+st.STime) + st.CUTime + st.CSTime)
 		}
 	}
 	return total, nil
 }
 
-var (
-	tickOnce sync.Once
-	tick     time.Duration
-)
-
-// clockTick is the length of the clock tick the /proc CPU times count in:
-// AT_CLKTCK of the process's auxiliary vector, 1/100 s when unreadable (the
-// value on every Linux architecture Go supports).
-func clockTick() time.Duration {
-	tickOnce.Do(func() {
-		tick = 10 * time.Millisecond
-		b, err := os.ReadFile("/proc/self/auxv")
-		if err != nil {
-			return
-		}
-		if hz := auxvValue(b, 17); hz > 0 && hz <= 10000 { // AT_CLKTCK
-			tick = time.Second / time.Duration(hz)
-		}
-	})
-	return tick
+// selfUsage is the bench's own cost so far: its CPU time (user + system)
+// and its peak RSS, from getrusage(2).
+type selfUsage struct {
+	CPU     time.Duration
+	PeakRSS int64
 }
 
-// auxvValue returns the value of key in an auxiliary vector of native-
-// endian 64-bit pairs, 0 when absent.
-func auxvValue(b []byte, key uint64) uint64 {
-	for ; len(b) >= 16; b = b[16:] {
-		k, v := binary.NativeEndian.Uint64(b), binary.NativeEndian.Uint64(b[8:])
-		if k == key {
-			return v
-		}
-		if k == 0 { // AT_NULL
-			break
-		}
+func readSelf() (selfUsage, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return selfUsage{}, fmt.Errorf("reading the bench's own usage: %w", err)
 	}
-	return 0
+	return selfUsage{
+		CPU:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		PeakRSS: ru.Maxrss << 10, // kilobytes on Linux
+	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,19 +13,22 @@ import (
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// Duration is a time.Duration written to JSON as milliseconds.
+// Duration is a time.Duration written to JSON as milliseconds, rounded to
+// the microsecond: every duration of the bench's JSON is one.
 type Duration time.Duration
 
 // MarshalJSON writes d in milliseconds.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(ms(time.Duration(d))) }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(math.Round(float64(d)/1e3) / 1e3)
+}
 
 // UnmarshalJSON reads milliseconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
+	var ms float64
+	if err := json.Unmarshal(b, &ms); err != nil {
 		return err
 	}
-	*d = Duration(fromMS(f))
+	*d = Duration(math.Round(ms * 1e6))
 	return nil
 }
 
@@ -55,8 +59,10 @@ type Report struct {
 	EventsPerSecond float64  `json:"eventsPerSecond"`
 	TurnsPerSecond  float64  `json:"turnsPerSecond"`
 
-	Delivery   Summary `json:"delivery"`   // event time → arrival, every event of every stream
+	Delivery   Summary `json:"delivery"`   // event time → arrival, every event made after its stream connected
+	Replayed   Summary `json:"replayed"`   // the same for the events made before: their age at arrival
 	FirstEvent Summary `json:"firstEvent"` // POST sent → first event of the turn's first stream
+	FirstToken Summary `json:"firstToken"` // POST sent → first text_delta on the turn's first stream
 	WholeTurn  Summary `json:"wholeTurn"`  // POST sent → terminal event, completed turns
 
 	UnloadedTurn      Duration `json:"unloadedTurnMs"` // the same turn run alone before the load
@@ -124,7 +130,7 @@ type ErrorCount struct {
 
 // add folds the turns' results into the report.
 func (r *Report) add(results []turnResult) {
-	var delivery, first, whole []time.Duration
+	var delivery, replayed, first, token, whole []time.Duration
 	errs := map[string]int{}
 	for _, t := range results {
 		if err := t.failure(); err != nil {
@@ -137,6 +143,9 @@ func (r *Report) add(results []turnResult) {
 		if len(t.streams) > 0 && t.streams[0].events > 0 {
 			first = append(first, t.streams[0].first.Sub(t.t0))
 		}
+		if len(t.streams) > 0 && !t.streams[0].firstToken.IsZero() {
+			token = append(token, t.streams[0].firstToken.Sub(t.t0))
+		}
 		for i, s := range t.streams {
 			r.Streams++
 			r.Events += int64(s.events)
@@ -145,6 +154,7 @@ func (r *Report) add(results []turnResult) {
 			r.Missing += s.check.Missing
 			r.Duplicates += s.check.Duplicates
 			delivery = append(delivery, s.latencies...)
+			replayed = append(replayed, s.replayAges...)
 			if s.err != nil {
 				r.StreamsFailed++
 				if i > 0 { // the first stream's error is the turn's
@@ -153,7 +163,8 @@ func (r *Report) add(results []turnResult) {
 			}
 		}
 	}
-	r.Delivery, r.FirstEvent, r.WholeTurn = Summarize(delivery), Summarize(first), Summarize(whole)
+	r.Delivery, r.Replayed = Summarize(delivery), Summarize(replayed)
+	r.FirstEvent, r.FirstToken, r.WholeTurn = Summarize(first), Summarize(token), Summarize(whole)
 	if r.Elapsed > 0 {
 		secs := time.Duration(r.Elapsed).Seconds()
 		r.EventsPerSecond = float64(r.Events) / secs
@@ -211,7 +222,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("streams", "%d gaps, %d duplicates, %d failed, %d reconnections: %s", r.Gaps, r.Duplicates, r.StreamsFailed, r.Reconnects, verdict)
 	line("delivery", "%s", fmtSummary(r.Delivery))
+	line("replayed", "%s", fmtReplayed(r.Replayed))
 	line("first event", "%s", fmtSummary(r.FirstEvent))
+	line("first token", "%s", fmtSummary(r.FirstToken))
 	line("whole turn", "%s", fmtSummary(r.WholeTurn))
 	line("unloaded", "%s alone; loaded ÷ unloaded: p50 %.2f×, p99 %.2f×", fmtDur(time.Duration(r.UnloadedTurn)), r.WholeTurnRatioP50, r.WholeTurnRatioP99)
 	if c := r.ServerCost; c != nil {
@@ -244,6 +257,14 @@ func fmtSummary(s Summary) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("p50 %s  p95 %s  p99 %s  max %s  (n=%d)", fmtDur(s.P50), fmtDur(s.P95), fmtDur(s.P99), fmtDur(s.Max), s.N)
+}
+
+// fmtReplayed writes how many events were replayed and how old they were.
+func fmtReplayed(s Summary) string {
+	if s.N == 0 {
+		return "none (every event was made after its stream connected)"
+	}
+	return fmt.Sprintf("%d events made before their stream connected, not in delivery; age p50 %s  p99 %s", s.N, fmtDur(s.P50), fmtDur(s.P99))
 }
 
 // fmtDur writes d with three significant digits: 0.42 ms, 12.3 ms, 1.23 s.

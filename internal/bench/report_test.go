@@ -16,16 +16,24 @@ import (
 
 var plotOut = flag.String("plot-out", "", "write TestPlot's PNG to this file, to look at it")
 
-// stream builds a streamResult that received seqs, each event delayed by
-// lat, the first arriving at t0+first and the last being terminal.
+// stream builds a streamResult that received seqs, the first arriving at
+// t0+first and made at t0, before the stream connected (replayed, as the
+// turn_queued the POST writes), the others live, each delayed by lat, the
+// second being the first text_delta, and the last terminal.
 func stream(t0 time.Time, first, lat time.Duration, terminal toolmark.EventType, seqs ...int64) streamResult {
 	var s streamResult
 	for i, seq := range seqs {
 		s.check.Observe(seq)
-		s.latencies = append(s.latencies, lat)
 		s.events++
-		if i == 0 {
+		switch i {
+		case 0:
 			s.first = t0.Add(first)
+			s.replayAges = append(s.replayAges, first)
+		case 1:
+			s.firstToken = t0.Add(first + 10*time.Millisecond)
+			fallthrough
+		default:
+			s.latencies = append(s.latencies, lat)
 		}
 	}
 	if terminal != "" {
@@ -74,8 +82,19 @@ func TestReportAdd(t *testing.T) {
 	if r.WholeTurn.N != 2 || r.WholeTurn.P50 != 90*time.Millisecond || r.WholeTurn.Max != 110*time.Millisecond {
 		t.Errorf("whole turn %+v", r.WholeTurn)
 	}
-	if r.Delivery.N != 17 || r.Delivery.Max != 9*time.Millisecond {
+	// Each of the four streams built by stream replayed its first event.
+	if r.Delivery.N != 13 || r.Delivery.Max != 9*time.Millisecond || r.Delivery.P50 != 7*time.Millisecond {
 		t.Errorf("delivery %+v", r.Delivery)
+	}
+	if r.Replayed.N != 4 || r.Replayed.P50 != 60*time.Millisecond || r.Replayed.Max != 90*time.Millisecond {
+		t.Errorf("replayed %+v", r.Replayed)
+	}
+	if r.Delivery.N+r.Replayed.N != int(r.Events) {
+		t.Errorf("delivery n=%d + replayed n=%d, want the %d events", r.Delivery.N, r.Replayed.N, r.Events)
+	}
+	// First tokens of the first streams of a and b; c sent no text.
+	if r.FirstToken.N != 2 || r.FirstToken.P50 != 60*time.Millisecond || r.FirstToken.Max != 90*time.Millisecond {
+		t.Errorf("first token %+v", r.FirstToken)
 	}
 	if r.EventsPerSecond != 8.5 || r.TurnsPerSecond != 1 {
 		t.Errorf("%v events/s, %v turns/s; want 8.5, 1", r.EventsPerSecond, r.TurnsPerSecond)
@@ -125,7 +144,7 @@ func fullReport(turns int, scale time.Duration) *Report {
 		Demo:  &Demo{Delay: 20 * time.Millisecond, Tools: 2, AnswerBytes: 1500},
 		Turns: turns, Concurrency: turns, Followers: 1, Completed: turns, Streams: turns, Events: int64(80 * turns),
 		Elapsed: Duration(3 * time.Second), EventsPerSecond: float64(80*turns) / 3,
-		Delivery: sum(scale), FirstEvent: sum(2 * scale), WholeTurn: sum(3 * time.Second),
+		Delivery: sum(scale), Replayed: sum(scale / 2), FirstEvent: sum(2 * scale), FirstToken: sum(5 * scale), WholeTurn: sum(3 * time.Second),
 		UnloadedTurn: Duration(2500 * time.Millisecond), WholeTurnRatioP50: 1.2, WholeTurnRatioP99: 3.6,
 		AnswerBytes: 1500, EventsPerTurn: 80,
 		ServerCost: &ServerCost{CPU: Duration(time.Second), CPUPerTurn: Duration(time.Second / time.Duration(turns)), Cores: 0.33, PeakRSS: 70 << 20, RSS: 60 << 20},
@@ -141,7 +160,10 @@ func TestReportText(t *testing.T) {
 	for _, want := range []string{
 		"100 turns, all at once, 1 follower each; demo pace 20ms, tools 2 per turn, answer 1500 bytes",
 		"100 completed, 0 failed in 3.00 s",
-		"p50 20.0 ms  p95 40.0 ms  p99 60.0 ms  max 80.0 ms  (n=100)",
+		"delivery      p50 20.0 ms  p95 40.0 ms  p99 60.0 ms  max 80.0 ms  (n=100)",
+		"replayed      100 events made before their stream connected, not in delivery; age p50 10.0 ms  p99 30.0 ms",
+		"first event   p50 40.0 ms  p95 80.0 ms  p99 120 ms  max 160 ms  (n=100)",
+		"first token   p50 100 ms  p95 200 ms  p99 300 ms  max 400 ms  (n=100)",
 		"2.50 s alone; loaded ÷ unloaded: p50 1.20×, p99 3.60×",
 		"peak RSS 70.0 MiB",
 		"12.0 transactions per turn",
@@ -165,6 +187,12 @@ func TestReportJSON(t *testing.T) {
 	if got := m["delivery"].(map[string]any)["p99Ms"]; got != 15.0 {
 		t.Errorf("delivery.p99Ms = %v, want 15", got)
 	}
+	if got := m["replayed"].(map[string]any)["n"]; got != 10.0 {
+		t.Errorf("replayed.n = %v, want 10", got)
+	}
+	if got := m["firstToken"].(map[string]any)["p50Ms"]; got != 25.0 {
+		t.Errorf("firstToken.p50Ms = %v, want 25", got)
+	}
 	if got := m["unloadedTurnMs"]; got != 2500.0 {
 		t.Errorf("unloadedTurnMs = %v, want 2500", got)
 	}
@@ -178,7 +206,7 @@ func TestReportJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Delivery.P99 != 15*time.Millisecond || back.Demo.Delay != 20*time.Millisecond || time.Duration(back.Elapsed) != 3*time.Second {
+	if back.Delivery.P99 != 15*time.Millisecond || back.FirstToken.P99 != 75*time.Millisecond || back.Demo.Delay != 20*time.Millisecond || time.Duration(back.Elapsed) != 3*time.Second {
 		t.Errorf("round trip: delivery %+v, demo %+v, elapsed %v", back.Delivery, back.Demo, back.Elapsed)
 	}
 }
@@ -205,9 +233,9 @@ func TestSweepTable(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"| 10 | 12.0 ms | 24.0 ms | 36.0 ms | 24.0 ms | 48.0 ms | 72.0 ms | 3.00 s (1.20×) | 0 | 0 / 0 | 267 | 12.0 | 43.9 KiB (30×) | 100 ms | 70.0 MiB |",
-		"| 100 | 40.0 ms | 80.0 ms | 120 ms | 80.0 ms | 160 ms | 240 ms | 3.00 s (1.20×) | 0 | 0 / 0 | 2667 | n/a | n/a | n/a | n/a |",
-		"| 2000 | 2.00 s | 4.00 s | 6.00 s | 4.00 s | 8.00 s | 12.0 s |",
+		"| 10 | 12.0 ms | 24.0 ms | 36.0 ms | 24.0 ms | 48.0 ms | 72.0 ms | 60.0 ms | 120 ms | 180 ms | 3.00 s (1.20×) | 0 | 0 / 0 | 267 | 12.0 | 43.9 KiB (30×) | 100 ms | 70.0 MiB |",
+		"| 100 | 40.0 ms | 80.0 ms | 120 ms | 80.0 ms | 160 ms | 240 ms | 200 ms | 400 ms | 600 ms | 3.00 s (1.20×) | 0 | 0 / 0 | 2667 | n/a | n/a | n/a | n/a |",
+		"| 2000 | 2.00 s | 4.00 s | 6.00 s | 4.00 s | 8.00 s | 12.0 s | 10.0 s | 20.0 s | 30.0 s |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)

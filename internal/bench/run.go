@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -62,17 +61,14 @@ type turnResult struct {
 	streams []streamResult
 }
 
-// costs is a sample of what the bench reads of the server's and its own
-// resources.
+// costs is a sample of the server's and the bench's own resources.
 type costs struct {
-	server *proc
-	self   proc
-	pg     *pgSample
+	server *proc // a started server only
+	self   selfUsage
 }
 
-func (b *Bench) sampleCosts(ctx context.Context, t *target) (costs, error) {
+func (b *Bench) sampleCosts(t *target) (costs, error) {
 	var c costs
-	var err error
 	if t.server != nil {
 		p, err := t.server.usage()
 		if err != nil {
@@ -80,17 +76,9 @@ func (b *Bench) sampleCosts(ctx context.Context, t *target) (costs, error) {
 		}
 		c.server = &p
 	}
-	if c.self, err = readProc(os.Getpid()); err != nil {
-		return c, err
-	}
-	if b.stats != nil {
-		s, err := b.stats.sample(ctx)
-		if err != nil {
-			return c, err
-		}
-		c.pg = &s
-	}
-	return c, nil
+	var err error
+	c.self, err = readSelf()
+	return c, err
 }
 
 func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
@@ -131,12 +119,20 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		return nil, err
 	}
 
-	before, err := b.sampleCosts(ctx, t)
+	before, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
 	}
+	var pgBefore *pgSample
+	if b.stats != nil {
+		ps, err := b.stats.sample(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pgBefore = &ps
+	}
 	results, elapsed := b.load(ctx, s, convs[1:], l)
-	after, err := b.sampleCosts(ctx, t)
+	after, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +144,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("the run was cut short: %w", err)
 	}
-	if err := b.finishCosts(ctx, t, rep, before, after); err != nil {
+	if err := b.finishCosts(ctx, t, rep, before, after, pgBefore); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -156,8 +152,10 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 
 // finishCosts fills the server, PostgreSQL and client costs of a run. It
 // stops a started server first, so that PostgreSQL publishes the
-// transaction counts of its connections.
-func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before, after costs) error {
+// transaction counts of its connections, and then reads transactions,
+// transaction ids and WAL from one sample, the one the run's PostgreSQL
+// figures end at.
+func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before, after costs, pgBefore *pgSample) error {
 	turns := float64(rep.Turns)
 	if before.server != nil {
 		cpu := after.server.CPU - before.server.CPU
@@ -169,7 +167,7 @@ func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before,
 	}
 	cpu := after.self.CPU - before.self.CPU
 	rep.ClientCost = ClientCost{CPU: Duration(cpu), Cores: ratio(float64(cpu), float64(rep.Elapsed)), PeakRSS: after.self.PeakRSS}
-	if before.pg == nil {
+	if pgBefore == nil {
 		return nil
 	}
 	if t.server != nil {
@@ -179,37 +177,33 @@ func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before,
 	} else if err := b.settle(ctx); err != nil {
 		return err
 	}
-	final, err := b.stableXacts(ctx)
+	final, err := b.stableSample(ctx)
 	if err != nil {
 		return err
 	}
-	d, err := b.stats.delta(ctx, *before.pg, *after.pg)
-	if err != nil {
-		return err
-	}
-	d.Xacts = final - before.pg.Xacts
-	rep.Postgres = newPGCost(d, rep.Turns, rep.AnswerBytes, b.dbURL)
+	rep.Postgres = newPGCost(final.since(*pgBefore), rep.Turns, rep.AnswerBytes, b.dbURL)
 	return nil
 }
 
-// stableXacts reads the transaction count until two readings 300 ms apart
-// differ by no more than a reading's own transactions (backends of a
-// stopped server publish theirs as they exit), for at most 5 s.
-func (b *Bench) stableXacts(ctx context.Context) (int64, error) {
+// stableSample reads PostgreSQL's statistics until two readings 300 ms
+// apart differ in transactions by no more than a reading's own (backends
+// of a stopped server publish theirs as they exit), for at most 5 s, and
+// returns the last.
+func (b *Bench) stableSample(ctx context.Context) (pgSample, error) {
 	prev := int64(-1)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s, err := b.stats.sample(ctx)
 		if err != nil {
-			return 0, err
+			return pgSample{}, err
 		}
 		if (prev >= 0 && s.Xacts-prev <= ownXacts) || time.Now().After(deadline) {
-			return s.Xacts, nil
+			return s, nil
 		}
 		prev = s.Xacts
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return pgSample{}, ctx.Err()
 		case <-time.After(300 * time.Millisecond):
 		}
 	}

@@ -13,22 +13,17 @@ type SeqCheck struct {
 	Duplicates int
 }
 
-// Observe records the arrival of the event with sequence number seq and
-// reports whether it was the one expected next.
-func (c *SeqCheck) Observe(seq int64) bool {
+// Observe records the arrival of the event with sequence number seq.
+func (c *SeqCheck) Observe(seq int64) {
 	switch {
-	case seq == c.last+1:
-		c.last = seq
-		return true
 	case seq <= c.last:
 		c.Duplicates++
-		return false
-	default:
+		return
+	case seq > c.last+1:
 		c.Gaps++
 		c.Missing += seq - c.last - 1
-		c.last = seq
-		return false
 	}
+	c.last = seq
 }
 
 // Snapshot records a snapshot event standing for every event up to seq: the
@@ -45,6 +40,3 @@ func (c *SeqCheck) Snapshot(seq int64) {
 // Last returns the sequence number of the last event seen (0 before any),
 // the cursor to resume from.
 func (c *SeqCheck) Last() int64 { return c.last }
-
-// OK reports whether the stream had neither a gap nor a duplicate.
-func (c *SeqCheck) OK() bool { return c.Gaps == 0 && c.Duplicates == 0 }

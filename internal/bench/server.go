@@ -20,16 +20,26 @@ import (
 )
 
 // ServerConfig says how to start a toolmark server as a child process.
+// Zero values leave the server's own defaults, except where said.
 type ServerConfig struct {
 	// Command is the toolmark binary and the "serve" subcommand, as in
 	// {os.Executable(), "serve"}; the bench adds its own flags.
 	Command []string
 	// DatabaseURL is the server's PostgreSQL (required).
 	DatabaseURL string
+	// Auth is the server's --auth: "local" (the default here) or "token".
+	Auth string
 	// MaxTurns is the server's --max-turns.
 	MaxTurns int
-	// Demo shapes the demo model's turns.
+	// Demo shapes the demo model's turns; its zero value streams without
+	// pausing.
 	Demo Demo
+	// ShutdownGrace is the server's --shutdown-grace.
+	ShutdownGrace time.Duration
+	// LogLevel is the server's --log-level.
+	LogLevel string
+	// Env is the server's environment; nil passes this process's.
+	Env []string
 	// Log receives the server's own log (its stderr); nil keeps only the
 	// last lines, for the error when it fails to start.
 	Log io.Writer
@@ -81,9 +91,9 @@ type Server struct {
 	stop sync.Once
 }
 
-// StartServer starts `toolmark serve` on a free loopback port with the
-// demo model and waits until it answers. The child gets SIGTERM if the
-// bench dies.
+// StartServer starts `toolmark serve` on a loopback port the server picks
+// itself, with the demo model, and waits until its /readyz answers 200.
+// The child gets SIGTERM if the calling process dies.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if len(cfg.Command) == 0 {
 		return nil, errors.New("no command to start the server with")
@@ -91,23 +101,29 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.DatabaseURL == "" {
 		return nil, errors.New("the server needs a database URL")
 	}
-	maxTurns := cfg.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = 100_000
+	if cfg.Auth == "" {
+		cfg.Auth = "local"
 	}
 	args := append(cfg.Command[1:len(cfg.Command):len(cfg.Command)],
 		"--addr", "127.0.0.1:0", // the server prints the port it got
-		"--auth", "local",
+		"--auth", cfg.Auth,
 		"--database-url", cfg.DatabaseURL,
 		"--model-provider", "demo",
-		"--max-turns", strconv.Itoa(maxTurns),
 		"--demo-delay", cfg.Demo.Delay.String(),
 		"--demo-tools", strconv.Itoa(cfg.Demo.Tools),
 		"--demo-answer-bytes", strconv.Itoa(cfg.Demo.AnswerBytes),
-		"--shutdown-grace", "5s",
-		"--log-level", "warn",
 	)
+	if cfg.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(cfg.MaxTurns))
+	}
+	if cfg.ShutdownGrace > 0 {
+		args = append(args, "--shutdown-grace", cfg.ShutdownGrace.String())
+	}
+	if cfg.LogLevel != "" {
+		args = append(args, "--log-level", cfg.LogLevel)
+	}
 	cmd := exec.Command(cfg.Command[0], args...)
+	cmd.Env = cfg.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	s := &Server{cmd: cmd, tail: &tailBuffer{max: 4 << 10}, done: make(chan struct{})}
 	var log io.Writer = s.tail
@@ -149,7 +165,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 var servingURL = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 
 // waitReady waits for the server to say where it listens, then polls GET
-// /api/info until it answers 200.
+// /readyz until it answers 200.
 func (s *Server) waitReady(ctx context.Context, urls <-chan string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -163,7 +179,7 @@ func (s *Server) waitReady(ctx context.Context, urls <-chan string, limit time.D
 	hc := &http.Client{Timeout: 2 * time.Second}
 	defer hc.CloseIdleConnections()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/info", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
 		if resp, err := hc.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -185,11 +201,12 @@ func (s *Server) waitReady(ctx context.Context, urls <-chan string, limit time.D
 func (s *Server) usage() (proc, error) { return readProc(s.cmd.Process.Pid) }
 
 // Stop stops the server with SIGTERM, as Ctrl-C would, and waits for it;
-// after 30 s it is killed. It is safe to call more than once.
+// after 30 s it is killed. It is safe to call more than once, and at once
+// from several goroutines.
 func (s *Server) Stop() error {
 	var err error
 	s.stop.Do(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		s.Terminate()
 		select {
 		case <-s.done:
 		case <-time.After(30 * time.Second):
@@ -200,6 +217,20 @@ func (s *Server) Stop() error {
 	})
 	return err
 }
+
+// Terminate sends SIGTERM, as an orchestrator draining the server does,
+// and returns at once; Done says when the server has exited.
+func (s *Server) Terminate() { _ = s.cmd.Process.Signal(syscall.SIGTERM) }
+
+// Kill kills the server with SIGKILL, as a crash would, and waits until
+// it is gone.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// Done is closed once the server's process has exited.
+func (s *Server) Done() <-chan struct{} { return s.done }
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

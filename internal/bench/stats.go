@@ -51,9 +51,9 @@ func Percentile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
-// MarshalJSON writes the durations as milliseconds.
+// MarshalJSON writes the durations as milliseconds (see Duration).
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(summaryJSON{s.N, ms(s.Mean), ms(s.P50), ms(s.P95), ms(s.P99), ms(s.Max)})
+	return json.Marshal(summaryJSON{s.N, Duration(s.Mean), Duration(s.P50), Duration(s.P95), Duration(s.P99), Duration(s.Max)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -62,23 +62,18 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*s = Summary{j.N, fromMS(j.Mean), fromMS(j.P50), fromMS(j.P95), fromMS(j.P99), fromMS(j.Max)}
+	*s = Summary{j.N, time.Duration(j.Mean), time.Duration(j.P50), time.Duration(j.P95), time.Duration(j.P99), time.Duration(j.Max)}
 	return nil
 }
 
 type summaryJSON struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"meanMs"`
-	P50  float64 `json:"p50Ms"`
-	P95  float64 `json:"p95Ms"`
-	P99  float64 `json:"p99Ms"`
-	Max  float64 `json:"maxMs"`
+	N    int      `json:"n"`
+	Mean Duration `json:"meanMs"`
+	P50  Duration `json:"p50Ms"`
+	P95  Duration `json:"p95Ms"`
+	P99  Duration `json:"p99Ms"`
+	Max  Duration `json:"maxMs"`
 }
-
-// ms is d in milliseconds, rounded to the microsecond.
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-
-func fromMS(f float64) time.Duration { return time.Duration(math.Round(f * 1e6)) }
 
 // ratio is a/b, or 0 when b is 0.
 func ratio(a, b float64) float64 {

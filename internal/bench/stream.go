@@ -46,10 +46,16 @@ type eventHead struct {
 
 // streamResult is what one follower saw.
 type streamResult struct {
-	check      SeqCheck
-	latencies  []time.Duration // arrival - event time, per event
+	check SeqCheck
+	// latencies holds arrival - event time of every event made after its
+	// connection was open (live); replayAges the same for the events made
+	// before (the turn's first events, or those read again after a
+	// reconnection).
+	latencies  []time.Duration
+	replayAges []time.Duration
 	events     int
 	first      time.Time          // arrival of the first event
+	firstToken time.Time          // arrival of the first text_delta
 	end        time.Time          // arrival of the terminal event
 	terminal   toolmark.EventType // "" when the stream never ended
 	endError   string             // the terminal event's error text
@@ -67,7 +73,8 @@ type streamer struct {
 }
 
 // follow reads a turn's stream from the start until its terminal event,
-// checking the sequence and timing every event. ready, if not nil, is
+// checking the sequence and timing every event: live events apart from
+// those made before their connection was open. ready, if not nil, is
 // closed at the first event (or when the stream fails before one).
 func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struct{}) streamResult {
 	var r streamResult
@@ -125,6 +132,9 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("opening the stream: HTTP %d: %s", resp.StatusCode, oneLine(string(b)))
 	}
+	// The response headers are in: an event made from now on is live, one
+	// made before is replayed from the log or the server's memory.
+	connected := time.Now()
 	rd := client.NewReader(resp.Body)
 	for {
 		fr, err := rd.Next()
@@ -153,8 +163,15 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 		if s.onEvent != nil {
 			s.onEvent()
 		}
-		if !ev.Time.IsZero() {
+		switch {
+		case ev.Time.IsZero():
+		case ev.Time.After(connected):
 			r.latencies = append(r.latencies, now.Sub(ev.Time))
+		default:
+			r.replayAges = append(r.replayAges, now.Sub(ev.Time))
+		}
+		if ev.Type == toolmark.EventTextDelta && r.firstToken.IsZero() {
+			r.firstToken = now
 		}
 		if ev.Type == toolmark.EventSnapshot {
 			var snap struct {

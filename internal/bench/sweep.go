@@ -55,12 +55,13 @@ func (s *SweepReport) WriteText(w io.Writer) error {
 	return err
 }
 
-// Table returns the sweep as a Markdown table: latencies, whole-turn time
-// against the unloaded turn, integrity and costs per step.
+// Table returns the sweep as a Markdown table: latencies (delivery, first
+// event, first token), whole-turn time against the unloaded turn,
+// integrity and costs per step.
 func (s *SweepReport) Table() string {
 	var b strings.Builder
-	b.WriteString("| concurrent turns | delivery p50 | p95 | p99 | first event p50 | p95 | p99 | whole turn p50 (÷ alone) | failed | gaps / dups | events/s | tx / turn | WAL / turn (÷ answer) | server CPU / turn | server peak RSS |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| concurrent turns | delivery p50 | p95 | p99 | first event p50 | p95 | p99 | first token p50 | p95 | p99 | whole turn p50 (÷ alone) | failed | gaps / dups | events/s | tx / turn | WAL / turn (÷ answer) | server CPU / turn | server peak RSS |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	na := "n/a"
 	for _, r := range s.Steps {
 		tx, wal, cpu, rss := na, na, na, na
@@ -71,9 +72,10 @@ func (s *SweepReport) Table() string {
 		if c := r.ServerCost; c != nil {
 			cpu, rss = fmtDur(time.Duration(c.CPUPerTurn)), fmtBytes(float64(c.PeakRSS))
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s (%.2f×) | %d | %d / %d | %.0f | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%.2f×) | %d | %d / %d | %.0f | %s | %s | %s | %s |\n",
 			r.Turns, fmtDur(r.Delivery.P50), fmtDur(r.Delivery.P95), fmtDur(r.Delivery.P99),
 			fmtDur(r.FirstEvent.P50), fmtDur(r.FirstEvent.P95), fmtDur(r.FirstEvent.P99),
+			fmtDur(r.FirstToken.P50), fmtDur(r.FirstToken.P95), fmtDur(r.FirstToken.P99),
 			fmtDur(r.WholeTurn.P50), r.WholeTurnRatioP50, r.Failed, r.Gaps, r.Duplicates, r.EventsPerSecond,
 			tx, wal, cpu, rss)
 	}

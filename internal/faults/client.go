@@ -13,9 +13,10 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/bench"
 )
 
-// user is a client of the API: a token and the replica it talks to.
+// user is a client of the API: a token on the cluster's transport.
 type user struct {
 	c     *cluster
 	token string
@@ -26,73 +27,41 @@ func (s *suite) user(ctx context.Context, name string) (user, error) {
 	return user{c: s.cl, token: tok}, err
 }
 
-// call sends a JSON request and decodes a 2xx answer into out.
-func (u user) call(ctx context.Context, base, method, path string, in, out any) (int, error) {
-	var body []byte
-	if in != nil {
-		var err error
-		if body, err = json.Marshal(in); err != nil {
-			return 0, err
-		}
-	}
-	st, b, _, err := u.c.do(ctx, base, u.token, method, path, body)
+// api returns the user's API client for the replica at base.
+func (u user) api(base string) *client.Client {
+	return client.New(base, client.WithToken(u.token), client.WithHTTPClient(u.c.api))
+}
+
+// startTurn creates a conversation on the replica at base and starts a
+// turn in it with the given message.
+func (u user) startTurn(ctx context.Context, base, content string) (conv, turn string, err error) {
+	api := u.api(base)
+	c, err := api.CreateConversation(ctx, "faults")
 	if err != nil {
-		return st, err
+		return "", "", err
 	}
-	if st/100 != 2 {
-		return st, fmt.Errorf("%s %s: %d %.200s", method, path, st, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return st, fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	return st, nil
+	ti, err := api.PostTurn(ctx, c.ID, content, "")
+	return c.ID, ti.Turn.ID, err
 }
 
-func (u user) newConversation(ctx context.Context, base string) (string, error) {
-	var out struct {
-		Conversation toolmark.Conversation `json:"conversation"`
+// statusOf is the HTTP status of an error answer, 0 for another error.
+func statusOf(err error) int {
+	var e *client.APIError
+	if errors.As(err, &e) {
+		return e.Status
 	}
-	_, err := u.call(ctx, base, "POST", "/api/conversations", map[string]string{"title": "faults"}, &out)
-	return out.Conversation.ID, err
-}
-
-// postTurn starts a turn and returns its id; the status is that of the
-// answer (0 when none came).
-func (u user) postTurn(ctx context.Context, base, conv, content string) (string, int, error) {
-	var out struct {
-		Turn toolmark.Turn `json:"turn"`
-	}
-	st, err := u.call(ctx, base, "POST", "/api/conversations/"+conv+"/turns", map[string]string{"content": content}, &out)
-	return out.Turn.ID, st, err
-}
-
-// turnState is GET /api/turns/{id}.
-type turnState struct {
-	Turn      toolmark.Turn             `json:"turn"`
-	Content   string                    `json:"content"`
-	Seq       int64                     `json:"seq"`
-	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
-}
-
-func (u user) turn(ctx context.Context, base, id string) (turnState, error) {
-	var out turnState
-	_, err := u.call(ctx, base, "GET", "/api/turns/"+id, nil, &out)
-	return out, err
+	return 0
 }
 
 // turnsOf returns the ids of every turn of a conversation, from its
 // assistant messages: turns whose POST got no answer are found too.
 func (u user) turnsOf(ctx context.Context, base, conv string) ([]string, error) {
-	var out struct {
-		Messages []toolmark.Message `json:"messages"`
-	}
-	if _, err := u.call(ctx, base, "GET", "/api/conversations/"+conv, nil, &out); err != nil {
+	c, err := u.api(base).GetConversation(ctx, conv)
+	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	for _, m := range out.Messages {
+	for _, m := range c.Messages {
 		if m.Role == toolmark.RoleAssistant && m.TurnID != "" {
 			ids = append(ids, m.TurnID)
 		}
@@ -177,21 +146,16 @@ type follower struct {
 
 	mu     sync.Mutex
 	frames []frame // every event, once, in seq order as received
-	last   int64
-	dups   int
-	gaps   int
-	conns  int
+	seq    bench.SeqCheck
 	done   bool // the terminal event arrived
 	doneAt time.Time
 }
 
-// connect reads one connection to base until the stream ends, stop returns
-// true for a frame, or ctx is done. It returns the answer's status (0 when
-// the request failed).
-func (f *follower) connect(ctx context.Context, base string, stop func(frame) bool) (int, error) {
+// connect reads one connection to base until the stream ends or ctx is
+// done. It returns the answer's status (0 when the request failed).
+func (f *follower) connect(ctx context.Context, base string) (int, error) {
 	f.mu.Lock()
-	after := f.last
-	f.conns++
+	after := f.seq.Last()
 	f.mu.Unlock()
 	resp, err := f.u.openStream(ctx, base, f.turnID, after)
 	if err != nil {
@@ -203,21 +167,17 @@ func (f *follower) connect(ctx context.Context, base string, stop func(frame) bo
 	}
 	err = readFrames(resp, func(fr frame) bool {
 		f.mu.Lock()
-		switch {
-		case fr.Seq <= f.last:
-			f.dups++
-			f.mu.Unlock()
+		defer f.mu.Unlock()
+		fresh := fr.Seq > f.seq.Last()
+		f.seq.Observe(fr.Seq)
+		if !fresh {
 			return true
-		case fr.Seq > f.last+1:
-			f.gaps++
 		}
-		f.last = fr.Seq
 		f.frames = append(f.frames, fr)
 		if fr.Type.Terminal() {
 			f.done, f.doneAt = true, fr.At
 		}
-		f.mu.Unlock()
-		return !fr.Type.Terminal() && (stop == nil || !stop(fr))
+		return !fr.Type.Terminal()
 	})
 	return 200, err
 }

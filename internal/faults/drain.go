@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolmark/toolmark/internal/bench"
 )
 
 // drainFollower is a follower of the drain scenario and where it started.
@@ -27,14 +29,14 @@ func (s *suite) drain(ctx context.Context) error {
 	cfg := s.cfg
 	// Turns of 12–16 s: longer than the grace once under way, so the
 	// draining replica's turns can only finish by going on elsewhere.
-	flags := []string{"--demo-delay", "100ms", "--shutdown-grace", cfg.DrainGrace.String()}
-	u, reps, err := s.setup(ctx, sc, flags, "drain-a0", "drain-b", "drain-c")
+	sv := serve{pace: 100 * time.Millisecond, grace: cfg.DrainGrace}
+	u, reps, err := s.setup(ctx, sc, sv, "drain-a0", "drain-b", "drain-c")
 	if err != nil {
 		return err
 	}
 	var worst time.Duration
 	worstWhere := ""
-	var readyz, cancels, exits durations
+	var readyz, cancels, exits []time.Duration
 	readyzNever, accepted, followersN, eventsAfter := 0, 0, 0, 0
 	aTurns, aCompleted := 0, 0
 	outcomes := map[string]int{}
@@ -43,21 +45,16 @@ func (s *suite) drain(ctx context.Context) error {
 		var draining atomic.Bool
 		pick := func() string {
 			if draining.Load() {
-				return reps[1+s.intn(2)].url
+				return reps[1+s.intn(2)].URL
 			}
-			return reps[s.intn(3)].url
+			return reps[s.intn(3)].URL
 		}
 		fctx, stop := context.WithCancel(ctx)
 		var dfs []drainFollower
 		var onA []string // turns of the draining replica: the last is cancelled
 		turnFollowers := map[string][]*follower{}
 		for i, on := range []int{0, 0, 0, 1, 1, 2, 2} {
-			conv, err := u.newConversation(ctx, reps[on].url)
-			if err != nil {
-				stop()
-				return err
-			}
-			id, _, err := u.postTurn(ctx, reps[on].url, conv, s.longPrompt())
+			_, id, err := u.startTurn(ctx, reps[on].URL, s.longPrompt())
 			if err != nil {
 				stop()
 				return err
@@ -69,7 +66,7 @@ func (s *suite) drain(ctx context.Context) error {
 				f := &follower{u: u, turnID: id}
 				dfs = append(dfs, drainFollower{follower: f, via: reps[via].name, turnOn: reps[on].name})
 				turnFollowers[id] = append(turnFollowers[id], f)
-				go followLoop(fctx, f, reps[via].url, pick)
+				go followLoop(fctx, f, reps[via].URL, pick)
 			}
 		}
 		waitFor(ctx, time.Now().Add(15*time.Second), func() bool {
@@ -84,7 +81,7 @@ func (s *suite) drain(ctx context.Context) error {
 		// anywhere in the replica's periodic work (lease renewal, sweeps).
 		time.Sleep(s.between(500*time.Millisecond, 3*time.Second))
 
-		a.term()
+		a.Terminate()
 		sigAt := time.Now()
 		draining.Store(true)
 		var wg sync.WaitGroup
@@ -93,7 +90,7 @@ func (s *suite) drain(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for time.Since(sigAt) < cfg.DrainGrace+30*time.Second {
-				st, _, err := s.cl.status(ctx, a.url, "", "GET", "/readyz", nil)
+				st, _, err := s.cl.status(ctx, a.URL, "", "GET", "/readyz", nil)
 				if err != nil || st != 200 {
 					notReadyAt = time.Now()
 					return
@@ -102,13 +99,13 @@ func (s *suite) drain(ctx context.Context) error {
 			}
 		}()
 		time.Sleep(300 * time.Millisecond)
-		if st := s.tryStream(ctx, u, a.url, onA[0]); st == 200 {
+		if st := s.tryStream(ctx, u, a.URL, onA[0]); st == 200 {
 			accepted++
 		}
 		time.Sleep(s.between(0, 1200*time.Millisecond))
 		cancelID := onA[len(onA)-1]
 		cancelAt := time.Now()
-		if _, err := u.call(ctx, reps[1].url, "POST", "/api/turns/"+cancelID+"/cancel", nil, nil); err != nil {
+		if _, err := u.api(reps[1].URL).CancelTurn(ctx, cancelID); err != nil {
 			stop()
 			return fmt.Errorf("cancelling a turn of the draining replica: %w", err)
 		}
@@ -123,9 +120,9 @@ func (s *suite) drain(ctx context.Context) error {
 		endAt := time.Now()
 		stop()
 		select {
-		case <-a.exited:
+		case <-a.Done():
 		case <-time.After(cfg.DrainGrace + 30*time.Second):
-			a.kill()
+			a.Kill()
 		}
 		exitAt := time.Now()
 		exits = append(exits, exitAt.Sub(sigAt))
@@ -177,7 +174,7 @@ func (s *suite) drain(ctx context.Context) error {
 		}
 		s.progress("drain %d/%d: SIGTERM; longest follower stall so far %s; /readyz not 200 after %s; replica exited after %s; cancel took %s",
 			round, cfg.DrainRounds, ms(worst), msOr(notReadyAt, sigAt), ms(exitAt.Sub(sigAt)), ms(cancelled))
-		if reps[0], err = s.cl.start(ctx, fmt.Sprintf("drain-a%d", round), flags...); err != nil {
+		if reps[0], err = s.cl.start(ctx, fmt.Sprintf("drain-a%d", round), sv); err != nil {
 			return err
 		}
 	}
@@ -185,16 +182,16 @@ func (s *suite) drain(ctx context.Context) error {
 	rp.check(sc, "longest follower stall after SIGTERM", worst <= time.Second, ms(worst), "≤ 1000 ms", worstWhere)
 	rp.check(sc, "turns of the draining replica that finished (there or elsewhere)", aCompleted == aTurns,
 		fmt.Sprintf("%d of %d", aCompleted, aTurns), fmt.Sprintf("%d of %d", aTurns, aTurns), countsDetail(outcomes))
-	rmax, never := readyz.max(), ""
+	rmax, never := bench.Summarize(readyz).Max, ""
 	if readyzNever > 0 {
 		never = fmt.Sprintf("%d drains where it answered 200 until the end", readyzNever)
 	}
 	rp.check(sc, "time from SIGTERM to /readyz not answering 200, max", readyzNever == 0 && rmax <= time.Second, ms(rmax), "≤ 1000 ms", never)
 	rp.atMost(sc, "new event streams opened by the draining replica", accepted, 0, "")
-	cmax := cancels.max()
+	cmax := bench.Summarize(cancels).Max
 	rp.check(sc, "time to cancel a turn of the draining replica, max", cmax <= time.Second, ms(cmax), "≤ 1000 ms", "")
 	rp.figure(sc, "drains / followers / events delivered after SIGTERM", "%d / %d / %d", cfg.DrainRounds, followersN, eventsAfter)
-	rp.figure(sc, "time from SIGTERM to the replica's exit, max", "%s (grace %s)", ms(exits.max()), cfg.DrainGrace)
+	rp.figure(sc, "time from SIGTERM to the replica's exit, max", "%s (grace %s)", ms(bench.Summarize(exits).Max), cfg.DrainGrace)
 	return nil
 }
 

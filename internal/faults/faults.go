@@ -159,15 +159,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return s.report, nil
 }
 
-// setup creates a user for a scenario and starts its replicas with flags.
-func (s *suite) setup(ctx context.Context, scenario string, flags []string, names ...string) (user, []*replica, error) {
+// setup creates a user for a scenario and starts its replicas.
+func (s *suite) setup(ctx context.Context, scenario string, sv serve, names ...string) (user, []*replica, error) {
 	u, err := s.user(ctx, scenario)
 	if err != nil {
 		return u, nil, err
 	}
 	reps := make([]*replica, len(names))
 	for i, n := range names {
-		if reps[i], err = s.cl.start(ctx, n, flags...); err != nil {
+		if reps[i], err = s.cl.start(ctx, n, sv); err != nil {
 			return u, nil, err
 		}
 	}

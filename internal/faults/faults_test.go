@@ -9,41 +9,9 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
-
-func TestQuantile(t *testing.T) {
-	ms := func(ns ...int) durations {
-		var d durations
-		for _, n := range ns {
-			d = append(d, time.Duration(n)*time.Millisecond)
-		}
-		return d
-	}
-	tests := []struct {
-		name   string
-		d      durations
-		q      float64
-		want   time.Duration
-		wantMx time.Duration
-	}{
-		{"empty", nil, 0.5, 0, 0},
-		{"one", ms(7), 0.5, 7 * time.Millisecond, 7 * time.Millisecond},
-		{"odd", ms(30, 10, 20), 0.5, 20 * time.Millisecond, 30 * time.Millisecond},
-		{"even takes the lower middle", ms(40, 10, 30, 20), 0.5, 20 * time.Millisecond, 40 * time.Millisecond},
-		{"p100", ms(5, 1, 3), 1, 5 * time.Millisecond, 5 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.d.quantile(tt.q); got != tt.want {
-				t.Errorf("quantile got %v, want %v", got, tt.want)
-			}
-			if got := tt.d.max(); got != tt.wantMx {
-				t.Errorf("max got %v, want %v", got, tt.wantMx)
-			}
-		})
-	}
-}
 
 func TestReplaceSection(t *testing.T) {
 	doc := "# Reliability\n\nprose\n"
@@ -67,21 +35,26 @@ func TestReport(t *testing.T) {
 	r.atMost("kill", "rows without events", 0, 0, "ignored when it passes")
 	r.skip("pgrestart", "5xx", "needs the embedded server")
 	r.figure("kill", "rounds", "%d", 4)
+	r.atLeast("takeover", "turns running at the kill", 0, 1, "nothing was tested")
+	r.atLeast("takeover", "turns taken over", 3, 1, "ignored when it passes")
 	if !r.Failed() {
 		t.Fatal("Failed got false with a failed criterion")
 	}
-	if r.Criteria[1].Detail != "" {
-		t.Errorf("a passed criterion keeps detail %q", r.Criteria[1].Detail)
+	if r.Criteria[1].Detail != "" || r.Criteria[4].Detail != "" {
+		t.Errorf("a passed criterion keeps detail %q, %q", r.Criteria[1].Detail, r.Criteria[4].Detail)
+	}
+	if got := []Status{r.Criteria[3].Status, r.Criteria[4].Status}; got[0] != Fail || got[1] != Pass {
+		t.Errorf("at least 1 of 0 and of 3: got %v, want FAIL, PASS", got)
 	}
 	var b bytes.Buffer
 	r.WriteTable(&b)
-	for _, want := range []string{"turns not final", "FAIL", "PASS", "SKIP", "3 queued with no lease", "1 failed", "seed 7"} {
+	for _, want := range []string{"turns not final", "FAIL", "PASS", "SKIP", "3 queued with no lease", "nothing was tested", "2 failed", "seed 7"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 	md := r.Markdown("Before the fixes", "go run ./internal/faults/cmd --preset full")
-	for _, want := range []string{"### Before the fixes", "| kill | turns not final | 3 | ≤ 0 | FAIL |", "| kill | rounds | 4 |", "needs the embedded server"} {
+	for _, want := range []string{"### Before the fixes", "| kill | turns not final | 3 | ≤ 0 | FAIL |", "| kill | rounds | 4 |", "needs the embedded server", "| takeover | turns running at the kill | 0 | ≥ 1 | FAIL |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -112,20 +85,20 @@ func TestAuditToolCalls(t *testing.T) {
 	final := toolmark.Turn{Status: toolmark.TurnCompleted}
 	tests := []struct {
 		name               string
-		st                 turnState
+		st                 client.TurnState
 		log                []frame
 		noEvents, disagree int
 	}{
-		{"agree", turnState{Turn: final, Content: tag("c1", "success"),
+		{"agree", client.TurnState{Turn: final, Content: tag("c1", "success"),
 			ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Status: "success"}}}, log, 0, 0},
-		{"row without events", turnState{Turn: final, Content: tag("c1", "success"),
+		{"row without events", client.TurnState{Turn: final, Content: tag("c1", "success"),
 			ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Status: "success"}, {ID: "c2", Status: "error"}}}, log, 1, 0},
-		{"row status differs", turnState{Turn: final, Content: tag("c1", "success"),
+		{"row status differs", client.TurnState{Turn: final, Content: tag("c1", "success"),
 			ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Status: "error"}}}, log, 0, 1},
-		{"no row", turnState{Turn: final, Content: tag("c1", "success")}, log, 0, 1},
-		{"tag differs", turnState{Turn: final, Content: tag("c1", "running"),
+		{"no row", client.TurnState{Turn: final, Content: tag("c1", "success")}, log, 0, 1},
+		{"tag differs", client.TurnState{Turn: final, Content: tag("c1", "running"),
 			ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Status: "success"}}}, log, 0, 1},
-		{"running turn: only rows are checked", turnState{Turn: toolmark.Turn{Status: toolmark.TurnRunning},
+		{"running turn: only rows are checked", client.TurnState{Turn: toolmark.Turn{Status: toolmark.TurnRunning},
 			ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Status: "running"}}}, log[:2], 0, 0},
 	}
 	for _, tt := range tests {

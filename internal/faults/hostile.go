@@ -32,7 +32,7 @@ type hostileReq struct {
 func (s *suite) hostile(ctx context.Context) error {
 	const sc = "hostile"
 	cfg := s.cfg
-	rep, err := s.cl.start(ctx, "hostile", quickStop...)
+	rep, err := s.cl.start(ctx, "hostile", serve{pace: 25 * time.Millisecond, grace: quickStop})
 	if err != nil {
 		return err
 	}
@@ -45,10 +45,7 @@ func (s *suite) hostile(ctx context.Context) error {
 		return err
 	}
 	own := func(u user) (conv, turn string, err error) {
-		if conv, err = u.newConversation(ctx, rep.url); err != nil {
-			return
-		}
-		if turn, _, err = u.postTurn(ctx, rep.url, conv, "How does resume work?"); err != nil {
+		if conv, turn, err = u.startTurn(ctx, rep.URL, "How does resume work?"); err != nil {
 			return
 		}
 		_, err = s.waitFinal(ctx, []string{turn}, time.Now().Add(30*time.Second))
@@ -70,7 +67,7 @@ func (s *suite) hostile(ctx context.Context) error {
 	var fivexx, dropped, mismatched, foreign, foreignBad, nulls, nullBad int
 	var fivexxEx, droppedEx, mismatchEx, foreignEx, nullEx []string
 	for i, q := range reqs {
-		st, err := s.sendHostile(ctx, rep.url, q)
+		st, err := s.sendHostile(ctx, rep.URL, q)
 		switch {
 		case err != nil:
 			dropped++
@@ -102,7 +99,7 @@ func (s *suite) hostile(ctx context.Context) error {
 		}
 	}
 	alive := rep.alive()
-	if st, _, _, err := s.cl.do(ctx, rep.url, "", "GET", "/healthz", nil); err != nil || st != 200 {
+	if st, _, err := s.cl.status(ctx, rep.URL, "", "GET", "/healthz", nil); err != nil || st != 200 {
 		alive = false
 	}
 	rp := s.report

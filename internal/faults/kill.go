@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/bench"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // quickStop is the grace every replica gets unless a scenario measures its
 // drain: stopping replicas between rounds should not wait for turns.
-var quickStop = []string{"--shutdown-grace", "2s"}
+const quickStop = 2 * time.Second
 
 // killTurn is one turn of the kill scenario.
 type killTurn struct {
-	id, conv        string
-	round           int
-	killAt, readyAt time.Time
-	fol             *follower // nil when no follower got the turn's id before the kill
+	conv   string
+	killAt time.Time
+	fol    *follower // nil when no follower got the turn's id before the kill
 }
 
 // Kill modes: where in a round the replica dies.
@@ -43,13 +44,13 @@ func (s *suite) kill(ctx context.Context) error {
 	cfg := s.cfg
 	// Short turns (0.3–1 s), so that a replica that adopts the turns it
 	// finds can run them all within the 5 s bound.
-	flags := append([]string{"--demo-delay", "5ms"}, quickStop...)
-	u, reps, err := s.setup(ctx, sc, flags, "kill-0")
+	sv := serve{pace: 5 * time.Millisecond, grace: quickStop}
+	u, reps, err := s.setup(ctx, sc, sv, "kill-0")
 	if err != nil {
 		return err
 	}
 	victim := reps[0]
-	answerSpan, err := s.burstSpan(ctx, u, victim.url, cfg.KillBurst)
+	answerSpan, err := s.burstSpan(ctx, u, victim.URL, cfg.KillBurst)
 	if err != nil {
 		return err
 	}
@@ -68,6 +69,7 @@ func (s *suite) kill(ctx context.Context) error {
 		}
 		// Created in parallel, which also leaves one open connection per
 		// request of the burst, so the burst reaches the server at once.
+		api := u.api(victim.URL)
 		roundConvs := make([]string, n)
 		var created sync.WaitGroup
 		var createErr error
@@ -76,9 +78,9 @@ func (s *suite) kill(ctx context.Context) error {
 			created.Add(1)
 			go func() {
 				defer created.Done()
-				id, err := u.newConversation(ctx, victim.url)
+				c, err := api.CreateConversation(ctx, "faults")
 				mu.Lock()
-				roundConvs[i] = id
+				roundConvs[i] = c.ID
 				if err != nil {
 					createErr = err
 				}
@@ -98,19 +100,19 @@ func (s *suite) kill(ctx context.Context) error {
 			posts.Add(1)
 			go func() {
 				defer posts.Done()
-				id, st, err := u.postTurn(ctx, victim.url, conv, s.prompt())
-				if err != nil || st != 202 {
+				ti, err := api.PostTurn(ctx, conv, s.prompt(), "")
+				if err != nil {
 					return
 				}
-				f := &follower{u: u, turnID: id}
+				f := &follower{u: u, turnID: ti.Turn.ID}
 				mu.Lock()
 				answered++
-				followers[id] = f
+				followers[ti.Turn.ID] = f
 				mu.Unlock()
 				reads.Add(1)
 				go func() {
 					defer reads.Done()
-					_, _ = f.connect(ctx, victim.url, nil) // ends when the replica dies
+					_, _ = f.connect(ctx, victim.URL) // ends when the replica dies
 				}()
 			}()
 		}
@@ -125,24 +127,24 @@ func (s *suite) kill(ctx context.Context) error {
 			delay = s.between(100*time.Millisecond, 1500*time.Millisecond)
 		}
 		time.Sleep(time.Until(burstAt.Add(delay)))
-		victim.kill()
+		victim.Kill()
 		killAt := time.Now()
 		posts.Wait()
 		reads.Wait()
 
-		if victim, err = s.cl.start(ctx, fmt.Sprintf("kill-%d", r), flags...); err != nil {
+		if victim, err = s.cl.start(ctx, fmt.Sprintf("kill-%d", r), sv); err != nil {
 			return err
 		}
 		readyAt := time.Now()
 		var ids []string
 		for _, conv := range roundConvs {
-			tids, err := u.turnsOf(ctx, victim.url, conv)
+			tids, err := u.turnsOf(ctx, victim.URL, conv)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
 			for _, id := range tids {
 				if turns[id] == nil {
-					turns[id] = &killTurn{id: id, conv: conv, round: r, killAt: killAt, readyAt: readyAt, fol: followers[id]}
+					turns[id] = &killTurn{conv: conv, killAt: killAt, fol: followers[id]}
 					order = append(order, id)
 					ids = append(ids, id)
 				}
@@ -168,7 +170,7 @@ func (s *suite) kill(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var ttt durations
+	var ttt []time.Duration
 	killed := 0
 	for _, id := range order {
 		kt, row := turns[id], rows[id]
@@ -181,10 +183,11 @@ func (s *suite) kill(ctx context.Context) error {
 	}
 
 	// A conversation whose turn is final takes a new one.
+	api := u.api(victim.URL)
 	refusing, refusingWhy := 0, map[string]int{}
 	for _, conv := range convs {
-		id, st, _ := u.postTurn(ctx, victim.url, conv, "Are you there?")
-		if st == 409 {
+		ti, err := api.PostTurn(ctx, conv, "Are you there?", "")
+		if statusOf(err) == 409 {
 			refusing++
 			for _, tid := range order {
 				if turns[tid].conv == conv {
@@ -194,8 +197,8 @@ func (s *suite) kill(ctx context.Context) error {
 				}
 			}
 		}
-		if st == 202 {
-			_, _ = u.call(ctx, victim.url, "POST", "/api/turns/"+id+"/cancel", nil, nil)
+		if err == nil {
+			_, _ = api.CancelTurn(ctx, ti.Turn.ID)
 		}
 	}
 
@@ -205,13 +208,13 @@ func (s *suite) kill(ctx context.Context) error {
 	var rowsNoEventsEx, disagreeEx, lostEx []string
 	for _, id := range order {
 		kt := turns[id]
-		st, err := u.turn(ctx, victim.url, id)
+		st, err := api.GetTurn(ctx, id)
 		if err != nil {
 			return err
 		}
 		var log []frame
 		if st.Turn.LastSeq > 0 { // a turn that never logged an event has an empty log
-			if log, err = u.log(ctx, victim.url, id, st.Turn.LastSeq, 5*time.Second); err != nil {
+			if log, err = u.log(ctx, victim.URL, id, st.Turn.LastSeq, 5*time.Second); err != nil {
 				return fmt.Errorf("reading the log of %s: %w", id, err)
 			}
 		}
@@ -236,6 +239,7 @@ func (s *suite) kill(ctx context.Context) error {
 	}
 
 	r := s.report
+	r.atLeast(sc, "turns not final when their replica was killed", killed, 1, "no kill hit a turn: nothing was tested")
 	r.atMost(sc, "turns not final 5 s after the restart", len(late), 0, breakdown(late))
 	r.atMost(sc, fmt.Sprintf("turns still not final %s later", cfg.KillSettle), len(never), 0, breakdown(never))
 	r.atMost(sc, "conversations refusing a new turn (409)", refusing, 0, countsDetail(refusingWhy))
@@ -250,7 +254,8 @@ func (s *suite) kill(ctx context.Context) error {
 	if len(ttt) == 0 {
 		r.figure(sc, "time from the kill to the terminal state, p50 / max", "— (no turn not final at the kill reached it)")
 	} else {
-		r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(ttt.quantile(0.5)), ms(ttt.max()), len(ttt))
+		sum := bench.Summarize(ttt)
+		r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(sum.P50), ms(sum.Max), sum.N)
 	}
 	return nil
 }
@@ -259,12 +264,14 @@ func (s *suite) kill(ctx context.Context) error {
 // how long the last answer took: the span in which a kill lands while turns
 // are being created and leased. It waits for those turns to end.
 func (s *suite) burstSpan(ctx context.Context, u user, base string, n int) (time.Duration, error) {
+	api := u.api(base)
 	convs := make([]string, n)
 	for i := range convs {
-		var err error
-		if convs[i], err = u.newConversation(ctx, base); err != nil {
+		c, err := api.CreateConversation(ctx, "faults")
+		if err != nil {
 			return 0, err
 		}
+		convs[i] = c.ID
 	}
 	var mu sync.Mutex
 	var span time.Duration
@@ -275,12 +282,12 @@ func (s *suite) burstSpan(ctx context.Context, u user, base string, n int) (time
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id, _, err := u.postTurn(ctx, base, conv, s.prompt())
+			ti, err := api.PostTurn(ctx, conv, s.prompt(), "")
 			mu.Lock()
 			defer mu.Unlock()
 			span = max(span, time.Since(start))
 			if err == nil {
-				ids = append(ids, id)
+				ids = append(ids, ti.Turn.ID)
 			}
 		}()
 	}
@@ -369,7 +376,7 @@ type audit struct {
 // the tags of its content with its event log. Every row needs a
 // tool_call_started event; in a final turn every call's row, its last event
 // and its tag in the content must agree on a final status.
-func auditToolCalls(st turnState, log []frame) audit {
+func auditToolCalls(st client.TurnState, log []frame) audit {
 	var a audit
 	started := map[string]bool{}
 	status := map[string]string{}

@@ -88,7 +88,7 @@ func (s *suite) pgRestart(ctx context.Context) error {
 		}
 		return nil
 	}
-	u, reps, err := s.setup(ctx, sc, append([]string{"--demo-delay", "60ms"}, quickStop...), "pg-a", "pg-b")
+	u, reps, err := s.setup(ctx, sc, serve{pace: 60 * time.Millisecond, grace: quickStop}, "pg-a", "pg-b")
 	if err != nil {
 		return err
 	}
@@ -99,17 +99,13 @@ func (s *suite) pgRestart(ctx context.Context) error {
 		var turnIDs, convs []string
 		for i := 0; i < 4; i++ {
 			rep := reps[i%len(reps)]
-			conv, err := u.newConversation(ctx, rep.url)
-			if err != nil {
-				return err
-			}
-			id, _, err := u.postTurn(ctx, rep.url, conv, s.longPrompt())
+			conv, id, err := u.startTurn(ctx, rep.URL, s.longPrompt())
 			if err != nil {
 				return err
 			}
 			turnIDs, convs = append(turnIDs, id), append(convs, conv)
 		}
-		spare, err := u.newConversation(ctx, reps[0].url)
+		spare, err := u.api(reps[0].URL).CreateConversation(ctx, "faults")
 		if err != nil {
 			return err
 		}
@@ -125,8 +121,8 @@ func (s *suite) pgRestart(ctx context.Context) error {
 				for pctx.Err() == nil {
 					k := n.Add(1)
 					rep := reps[int(k)%len(reps)]
-					m, path, body := s.probeRequest(int(k), convs[int(k)%len(convs)], turnIDs[int(k)%len(turnIDs)], spare)
-					st, h, err := s.cl.status(pctx, rep.url, u.token, m, path, body)
+					m, path, body := s.probeRequest(int(k), convs[int(k)%len(convs)], turnIDs[int(k)%len(turnIDs)], spare.ID)
+					st, h, err := s.cl.status(pctx, rep.URL, u.token, m, path, body)
 					if pctx.Err() != nil {
 						return
 					}

@@ -74,6 +74,14 @@ func (r *Report) atMost(scenario, name string, n, bound int, detail string) {
 	r.check(scenario, name, n <= bound, fmt.Sprint(n), fmt.Sprintf("≤ %d", bound), detail)
 }
 
+// atLeast adds a criterion "n ≥ bound": that something was tested at all.
+func (r *Report) atLeast(scenario, name string, n, bound int, detail string) {
+	if n >= bound {
+		detail = ""
+	}
+	r.check(scenario, name, n >= bound, fmt.Sprint(n), fmt.Sprintf("≥ %d", bound), detail)
+}
+
 // skip adds a criterion that could not be checked.
 func (r *Report) skip(scenario, name, why string) {
 	r.add(Criterion{Scenario: scenario, Name: name, Measured: "—", Bound: "—", Status: Skip, Detail: why})
@@ -184,28 +192,6 @@ func replaceSection(doc, name, section string) string {
 		return strings.TrimRight(doc, "\n") + "\n\n" + block + "\n"
 	}
 	return doc[:i] + block + doc[j+len(end):]
-}
-
-// durations summarises a set of durations.
-type durations []time.Duration
-
-// quantile returns the q-quantile (nearest rank), 0 for an empty set.
-func (d durations) quantile(q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return s[i]
-}
-
-func (d durations) max() time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return slices.Max(d)
 }
 
 // ms writes a duration in milliseconds below 10 s and in seconds above.

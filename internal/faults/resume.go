@@ -15,11 +15,11 @@ import (
 func (s *suite) resume(ctx context.Context) error {
 	const sc = "resume"
 	cfg := s.cfg
-	u, reps, err := s.setup(ctx, sc, append([]string{"--demo-delay", "40ms"}, quickStop...), "resume-a", "resume-b")
+	u, reps, err := s.setup(ctx, sc, serve{pace: 40 * time.Millisecond, grace: quickStop}, "resume-a", "resume-b")
 	if err != nil {
 		return err
 	}
-	pick := func() string { return reps[s.intn(len(reps))].url }
+	pick := func() string { return reps[s.intn(len(reps))].URL }
 	var cycles, dups, gaps, differ, events, turns, errs, unfinished int
 	var differEx []string
 	for wave := 1; cycles < cfg.ResumeCycles; wave++ {
@@ -28,11 +28,7 @@ func (s *suite) resume(ctx context.Context) error {
 		var fs []*follower
 		for i := 0; i < 4; i++ {
 			rep := reps[i%len(reps)]
-			conv, err := u.newConversation(ctx, rep.url)
-			if err != nil {
-				return err
-			}
-			id, _, err := u.postTurn(ctx, rep.url, conv, s.prompt())
+			_, id, err := u.startTurn(ctx, rep.URL, s.prompt())
 			if err != nil {
 				return err
 			}
@@ -46,7 +42,7 @@ func (s *suite) resume(ctx context.Context) error {
 					deadline := time.Now().Add(2 * time.Minute)
 					for !f.isDone() && time.Now().Before(deadline) && ctx.Err() == nil {
 						cctx, cut := context.WithTimeout(ctx, s.between(100*time.Millisecond, 700*time.Millisecond))
-						st, err := f.connect(cctx, pick(), nil)
+						st, err := f.connect(cctx, pick())
 						mine := cctx.Err() != nil // the cut, not the server
 						cut()
 						mu.Lock()
@@ -64,8 +60,8 @@ func (s *suite) resume(ctx context.Context) error {
 		wg.Wait()
 		for _, f := range fs {
 			f.mu.Lock()
-			dups += f.dups
-			gaps += f.gaps
+			dups += f.seq.Duplicates
+			gaps += f.seq.Gaps
 			done := f.done
 			f.mu.Unlock()
 			if !done {
@@ -73,7 +69,7 @@ func (s *suite) resume(ctx context.Context) error {
 			}
 			got := f.snapshot()
 			events += len(got)
-			log, err := u.log(ctx, reps[0].url, f.turnID, 0, 30*time.Second)
+			log, err := u.log(ctx, reps[0].URL, f.turnID, 0, 30*time.Second)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/bench"
 )
 
 // longPrompts make turns of several seconds, so that a fault lands while
@@ -20,7 +21,7 @@ func (s *suite) longPrompt() string { return longPrompts[s.intn(len(longPrompts)
 // not nil, chooses the replica of each reconnection.
 func followLoop(ctx context.Context, f *follower, base string, pick func() string) {
 	for ctx.Err() == nil && !f.isDone() {
-		_, _ = f.connect(ctx, base, nil)
+		_, _ = f.connect(ctx, base)
 		if pick != nil {
 			base = pick()
 		}
@@ -65,32 +66,27 @@ func waitFor(ctx context.Context, deadline time.Time, cond func() bool) bool {
 func (s *suite) takeover(ctx context.Context) error {
 	const sc = "takeover"
 	cfg := s.cfg
-	flags := append([]string{"--demo-delay", "40ms"}, quickStop...)
-	u, reps, err := s.setup(ctx, sc, flags, "takeover-a0", "takeover-b")
+	sv := serve{pace: 40 * time.Millisecond, grace: quickStop}
+	u, reps, err := s.setup(ctx, sc, sv, "takeover-a0", "takeover-b")
 	if err != nil {
 		return err
 	}
 	a, b := reps[0], reps[1]
-	var times durations
+	var times []time.Duration
 	timedOut, finishedBefore := 0, 0
 	how := map[string]int{}
 	for r := 1; r <= cfg.TakeoverRounds; r++ {
 		fctx, stop := context.WithCancel(ctx)
 		var fs []*follower
 		for i := 0; i < cfg.TakeoverTurns; i++ {
-			conv, err := u.newConversation(ctx, b.url)
-			if err != nil {
-				stop()
-				return err
-			}
-			id, _, err := u.postTurn(ctx, a.url, conv, s.longPrompt())
+			_, id, err := u.startTurn(ctx, a.URL, s.longPrompt())
 			if err != nil {
 				stop()
 				return err
 			}
 			f := &follower{u: u, turnID: id}
 			fs = append(fs, f)
-			go followLoop(fctx, f, b.url, nil)
+			go followLoop(fctx, f, b.URL, nil)
 		}
 		waitFor(ctx, time.Now().Add(15*time.Second), func() bool {
 			for _, f := range fs {
@@ -101,7 +97,7 @@ func (s *suite) takeover(ctx context.Context) error {
 			return true
 		})
 		time.Sleep(s.between(0, time.Second))
-		a.kill()
+		a.Kill()
 		killAt := time.Now()
 		deadline := killAt.Add(cfg.TakeoverTimeout)
 		found := make([]*frame, len(fs))
@@ -153,12 +149,14 @@ func (s *suite) takeover(ctx context.Context) error {
 			}
 		}
 		s.progress("takeover %d/%d: %d turns on the killed replica: %v", r, cfg.TakeoverRounds, len(fs), line)
-		if a, err = s.cl.start(ctx, fmt.Sprintf("takeover-a%d", r), flags...); err != nil {
+		if a, err = s.cl.start(ctx, fmt.Sprintf("takeover-a%d", r), sv); err != nil {
 			return err
 		}
 	}
 	rp := s.report
-	p50, mx := times.quantile(0.5), times.max()
+	rp.atLeast(sc, "turns running on the replica when it was killed", len(times), 1, fmt.Sprintf("all %d turns ended before the kill: nothing was tested", finishedBefore))
+	sum := bench.Summarize(times)
+	p50, mx := sum.P50, sum.Max
 	rp.check(sc, "time from kill -9 to the turn's terminal event or continuation elsewhere, p50", p50 <= time.Second,
 		ms(p50), "≤ 1000 ms", fmt.Sprintf("%d turns; first event after the kill: %s", len(times), countsDetail(how)))
 	late := ""

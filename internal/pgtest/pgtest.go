@@ -24,13 +24,9 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"hash/fnv"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,6 +36,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark/internal/embeddedpg"
+	"github.com/toolmark/toolmark/internal/pgadmin"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -89,19 +86,19 @@ func URL(tb testing.TB) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name := "test_" + randomHex(8)
-	if err := adminExec(ctx, fmt.Sprintf("create database %s template %s",
-		pgx.Identifier{name}.Sanitize(), pgx.Identifier{template}.Sanitize())); err != nil {
-		tb.Fatalf("pgtest: creating test database: %v", err)
+	name := pgadmin.RandomName("test_")
+	u, err := pgadmin.Create(ctx, serverURL, name, template)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := adminExec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
-			tb.Errorf("pgtest: dropping test database: %v", err)
+		if err := pgadmin.Drop(ctx, serverURL, name); err != nil {
+			tb.Errorf("pgtest: %v", err)
 		}
 	})
-	return withDatabase(serverURL, name)
+	return u
 }
 
 // New returns a store on a fresh, migrated database of its own, closed and
@@ -182,7 +179,7 @@ func ensureTemplate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "create database "+ident); err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, withDatabase(serverURL, template), store.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	db, err := store.Open(ctx, pgadmin.WithDatabase(serverURL, template), store.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return err
 	}
@@ -193,31 +190,4 @@ func ensureTemplate(ctx context.Context) error {
 	}
 	_, err = conn.Exec(ctx, "alter database "+ident+" is_template true allow_connections false")
 	return err
-}
-
-func adminExec(ctx context.Context, sql string) error {
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
-// withDatabase returns u with its database name replaced.
-func withDatabase(u, name string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme == "" {
-		// A keyword/value connection string.
-		return u + " dbname=" + name
-	}
-	p.Path = "/" + name
-	return p.String()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

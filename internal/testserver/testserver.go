@@ -10,6 +10,10 @@
 //		resp, err := http.Get(srv.URL + "/api/info")
 //		…
 //	}
+//
+// Tests that run the toolmark binary itself as a child process get it from
+// Binary, built once per test binary and removed by Main, and may collect
+// its output in a Buffer.
 package testserver
 
 import (

@@ -46,20 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	section := fs.String("doc-section", "latest", "the section of --write-doc to replace")
 	label := fs.String("doc-label", "", "the heading of the section written by --write-doc")
 
-	var c faults.Config
-	fs.IntVar(&c.KillRounds, "kill-rounds", -1, "kill -9 rounds")
-	fs.IntVar(&c.KillBurst, "kill-burst", -1, "turn requests per burst")
-	fs.DurationVar(&c.KillSettle, "kill-settle", -1, "how long turns left behind by kills may take to end before the final checks")
-	fs.IntVar(&c.TakeoverRounds, "takeover-rounds", -1, "kill -9 rounds with a second replica")
-	fs.IntVar(&c.TakeoverTurns, "takeover-turns", -1, "turns on the killed replica per takeover round")
-	fs.DurationVar(&c.TakeoverTimeout, "takeover-timeout", -1, "a turn not taken over by then counts as this long")
-	fs.IntVar(&c.PGRounds, "pg-rounds", -1, "PostgreSQL restarts")
-	fs.DurationVar(&c.PGDown, "pg-down", -1, "how long PostgreSQL stays down")
-	fs.DurationVar(&c.PGSettle, "pg-settle", -1, "how long turns may take to end once PostgreSQL is back")
-	fs.IntVar(&c.ResumeCycles, "resume-cycles", -1, "disconnect/resume cycles at least")
-	fs.IntVar(&c.Hostile, "hostile", -1, "hostile requests at least")
-	fs.IntVar(&c.DrainRounds, "drain-rounds", -1, "SIGTERM drains")
-	fs.DurationVar(&c.DrainGrace, "drain-grace", -1, "--shutdown-grace of the drained replica")
+	var given faults.Config // the counts given as flags; the others come from the preset
+	bindCounts(fs, &given)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -67,29 +55,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var cfg faults.Config
-	switch *preset {
-	case "short":
-		cfg = faults.Short()
-	case "full":
-		cfg = faults.Full()
-	default:
-		fmt.Fprintf(stderr, "faults: unknown preset %q (short or full)\n", *preset)
+	cfg, err := presetConfig(fs, *preset)
+	if err != nil {
+		fmt.Fprintln(stderr, "faults:", err)
 		return 2
 	}
-	override(&cfg.KillRounds, c.KillRounds)
-	override(&cfg.KillBurst, c.KillBurst)
-	override(&cfg.KillSettle, c.KillSettle)
-	override(&cfg.TakeoverRounds, c.TakeoverRounds)
-	override(&cfg.TakeoverTurns, c.TakeoverTurns)
-	override(&cfg.TakeoverTimeout, c.TakeoverTimeout)
-	override(&cfg.PGRounds, c.PGRounds)
-	override(&cfg.PGDown, c.PGDown)
-	override(&cfg.PGSettle, c.PGSettle)
-	override(&cfg.ResumeCycles, c.ResumeCycles)
-	override(&cfg.Hostile, c.Hostile)
-	override(&cfg.DrainRounds, c.DrainRounds)
-	override(&cfg.DrainGrace, c.DrainGrace)
 	cfg.DatabaseURL, cfg.Seed, cfg.Progress = *dbURL, *seed, stderr
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
@@ -174,9 +144,44 @@ func docCommand(fs *flag.FlagSet, seed uint64) string {
 	return strings.Join(append(parts, fmt.Sprintf("--seed %d", seed)), " ")
 }
 
-// override sets *dst to v unless v is negative (the flag was not given).
-func override[T int | time.Duration](dst *T, v T) {
-	if v >= 0 {
-		*dst = v
+// presetConfig returns the counts of a preset, with those given as flags
+// of fs (defined by bindCounts) in place of its own.
+func presetConfig(fs *flag.FlagSet, preset string) (faults.Config, error) {
+	var cfg faults.Config
+	switch preset {
+	case "short":
+		cfg = faults.Short()
+	case "full":
+		cfg = faults.Full()
+	default:
+		return cfg, fmt.Errorf("unknown preset %q (short or full)", preset)
 	}
+	onCfg := flag.NewFlagSet("counts", flag.ContinueOnError)
+	bindCounts(onCfg, &cfg)
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if onCfg.Lookup(f.Name) != nil && err == nil {
+			err = onCfg.Set(f.Name, f.Value.String())
+		}
+	})
+	return cfg, err
+}
+
+// bindCounts defines on fs the flags of each scenario's counts and times,
+// bound to c's fields, whose values are the defaults.
+func bindCounts(fs *flag.FlagSet, c *faults.Config) {
+	const preset = " (default: the preset's)"
+	fs.IntVar(&c.KillRounds, "kill-rounds", c.KillRounds, "kill -9 rounds"+preset)
+	fs.IntVar(&c.KillBurst, "kill-burst", c.KillBurst, "turn requests per burst"+preset)
+	fs.DurationVar(&c.KillSettle, "kill-settle", c.KillSettle, "how long turns left behind by kills may take to end before the final checks"+preset)
+	fs.IntVar(&c.TakeoverRounds, "takeover-rounds", c.TakeoverRounds, "kill -9 rounds with a second replica"+preset)
+	fs.IntVar(&c.TakeoverTurns, "takeover-turns", c.TakeoverTurns, "turns on the killed replica per takeover round"+preset)
+	fs.DurationVar(&c.TakeoverTimeout, "takeover-timeout", c.TakeoverTimeout, "a turn not taken over by then counts as this long"+preset)
+	fs.IntVar(&c.PGRounds, "pg-rounds", c.PGRounds, "PostgreSQL restarts"+preset)
+	fs.DurationVar(&c.PGDown, "pg-down", c.PGDown, "how long PostgreSQL stays down"+preset)
+	fs.DurationVar(&c.PGSettle, "pg-settle", c.PGSettle, "how long turns may take to end once PostgreSQL is back"+preset)
+	fs.IntVar(&c.ResumeCycles, "resume-cycles", c.ResumeCycles, "disconnect/resume cycles at least"+preset)
+	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "hostile requests at least"+preset)
+	fs.IntVar(&c.DrainRounds, "drain-rounds", c.DrainRounds, "SIGTERM drains"+preset)
+	fs.DurationVar(&c.DrainGrace, "drain-grace", c.DrainGrace, "--shutdown-grace of the drained replica"+preset)
 }
