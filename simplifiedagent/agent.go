@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -91,32 +93,18 @@ type Request struct {
 	// Resume, when set, continues an answer another server began: the
 	// model sees Input followed by the answer so far (its finished tool
 	// calls with their results and its text) and goes on from there.
-	Resume *Resume
+	Resume *toolmark.Resume
+	// Retry is how a failed model call is tried again (see RetryPolicy).
+	Retry RetryPolicy
+	// Logger receives what people do not see: model errors in full, retries.
+	// Default slog.Default().
+	Logger *slog.Logger
 	// Callbacks, when set, also receives the loop's langchaingo callbacks
 	// (model start, end and error, streamed text, tool start, end and
 	// error; a tool's context holds its id, see ToolCallIDFromContext), for
 	// logging or tracing.
 	Callbacks callbacks.Handler
 }
-
-// Resume is an answer begun elsewhere (a server that handed its turns over
-// while it drained), as its events left it.
-type Resume struct {
-	Content   string                    // the answer's ToolCall markup so far
-	ToolCalls []toolmark.ToolCallRecord // its tool calls; the finished ones go back to the model
-	Todos     []toolmark.Todo           // its task list
-}
-
-// Event is one event produced by Run, typed: Data is one of the
-// toolmark.*Data payloads (TextDeltaData, RoundStartedData, ToolCallData,
-// TodoUpdateData or SubagentStatusData). Run marshals nothing; whoever
-// receives the event applies it to the turn's state (package turnstate)
-// and marshals it once, when it persists it.
-type Event = toolmark.Draft
-
-// EmitFunc receives the events of a run, one at a time and in order. An
-// error stops the run; Run then emits nothing more and returns that error.
-type EmitFunc = toolmark.EmitFunc
 
 // Result is the outcome of Run.
 type Result struct {
@@ -131,7 +119,7 @@ type Result struct {
 //
 // On error the returned Result still holds the content with every started
 // tag final. When ctx is cancelled the error wraps ctx.Err().
-func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
+func Run(ctx context.Context, req Request, emit toolmark.EmitFunc) (Result, error) {
 	if req.Model == nil {
 		return Result{}, toolmark.Errorf(toolmark.EINVALID, "simplifiedagent: no model")
 	}
@@ -162,9 +150,12 @@ func Run(ctx context.Context, req Request, emit EmitFunc) (Result, error) {
 	return res, err
 }
 
-// ModelError is the error of Run when a model call fails (HTTP errors after
-// retries, an error inside the stream, a cut stream). Its code for
-// toolmark.ErrorCode is toolmark.EUNAVAILABLE.
+// ModelError is the error of Run when a model call fails for good (an
+// error answer, an error inside the stream, a cut stream, after the
+// retries RetryPolicy allows). Err is a *modelerr.Error: toolmark.ErrorCode
+// of a ModelError is its code (rate_limited, overloaded, auth, …) and
+// toolmark.ErrorMessage the short sentence people see; Error, for the log,
+// has the whole cause.
 type ModelError struct {
 	Round int // the failed round, 1-based
 	Err   error
@@ -173,10 +164,15 @@ type ModelError struct {
 // Error implements error.
 func (e *ModelError) Error() string { return fmt.Sprintf("model round %d: %v", e.Round, e.Err) }
 
-// Unwrap returns the model's error and a *toolmark.Error with code
-// EUNAVAILABLE, so that errors.Is and toolmark.ErrorCode see both.
-func (e *ModelError) Unwrap() []error {
-	return []error{e.Err, toolmark.Errorf(toolmark.EUNAVAILABLE, "%s", truncate(e.Error(), 300))}
+// Unwrap returns the model's error.
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// log returns the loop's logger.
+func (l *loop) log() *slog.Logger {
+	if l.req.Logger != nil {
+		return l.req.Logger
+	}
+	return slog.Default()
 }
 
 // loop runs the rounds of one agent: the top-level one, or a sub-agent whose
@@ -239,7 +235,7 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 				done = append(done, c)
 			}
 		}
-		msgs = append(msgs, BuildHistory("", []HistoryTurn{{UserText: l.req.Input, ToolCalls: done}})...)
+		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done}})...)
 		// The answer so far as it stands, trailing space included: the
 		// model goes on right after its last character.
 		if text := strings.TrimLeft(visibleText(r.Content), " \n"); strings.TrimSpace(text) != "" {
@@ -260,12 +256,12 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 		rounds = round
 		l.s.roundStarted(l, round)
 		offerTools := len(l.defs) > 0 && round < l.req.MaxRounds
-		text, calls, err := l.generate(ctx, msgs, offerTools)
+		text, calls, err := l.generate(ctx, msgs, offerTools, round)
 		if err != nil {
 			if ctx.Err() != nil {
 				return answer, rounds, fmt.Errorf("model round %d: %w: %w", round, context.Cause(ctx), err)
 			}
-			return answer, rounds, &ModelError{Round: round, Err: err}
+			return answer, rounds, &ModelError{Round: round, Err: modelerr.Classify(err)}
 		}
 		answer = text
 		if len(calls) == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
+	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
 	"github.com/toolmark/toolmark/simplifiedagent/openaiwire"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
@@ -22,7 +23,6 @@ func mustOpenAI(tb testing.TB, url string) llms.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m.MaxRetryWait = 10 * time.Millisecond
 	return m
 }
 
@@ -81,9 +81,9 @@ func TestOpenAIScenarios(t *testing.T) {
 			}
 		}, checkErr: func(t *testing.T, err error) {
 			var me *simplifiedagent.ModelError
-			var ae *openaiwire.APIError
-			if !errors.As(err, &me) || me.Round != 1 || !errors.As(err, &ae) || toolmark.ErrorCode(err) != toolmark.EUNAVAILABLE {
-				t.Errorf("error %#v: want a ModelError wrapping an APIError, code unavailable", err)
+			var ce *modelerr.Error
+			if !errors.As(err, &me) || me.Round != 1 || !errors.As(err, &ce) || toolmark.ErrorCode(err) != toolmark.EUNAVAILABLE {
+				t.Errorf("error %#v: want a ModelError wrapping a modelerr.Error, code unavailable", err)
 			}
 		}},
 		{name: "stream_cut", files: []string{"stream_cut.sse"}, wantErr: "stream ended", check: func(t *testing.T, res simplifiedagent.Result, _ *sseServer, rec *recorder) {
@@ -116,7 +116,7 @@ func TestOpenAIScenarios(t *testing.T) {
 					if !strings.Contains(q, "crash") {
 						return nil
 					}
-					if !rec.waitFor(ctx, func(e simplifiedagent.Event) bool { return e.Type == toolmark.EventToolCallSuccess }) {
+					if !rec.waitFor(ctx, func(e toolmark.Draft) bool { return e.Type == toolmark.EventToolCallSuccess }) {
 						return ctx.Err()
 					}
 					return nil
@@ -167,7 +167,7 @@ func TestRunCancelMidTool(t *testing.T) {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		rec.waitFor(context.Background(), func(e simplifiedagent.Event) bool {
+		rec.waitFor(context.Background(), func(e toolmark.Draft) bool {
 			d, ok := e.Data.(toolmark.ToolCallData)
 			return ok && e.Type == toolmark.EventToolCallRunning && d.ToolCallID == "call_beta"
 		})
@@ -206,7 +206,7 @@ func TestRunEmitError(t *testing.T) {
 	srv := newSSEServer(t, "tool_split_1.sse", "tool_split_2.sse")
 	rec := newRecorder()
 	boom := errors.New("store down")
-	rec.failOn = func(e simplifiedagent.Event) error {
+	rec.failOn = func(e toolmark.Draft) error {
 		if e.Type == toolmark.EventToolCallRunning {
 			return boom
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkTextDeltas(b *testing.B) {
 	}
 	model := chunkStreamer{pieces}
 	events := 0
-	emit := func(context.Context, simplifiedagent.Event) error { events++; return nil }
+	emit := func(context.Context, toolmark.Draft) error { events++; return nil }
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

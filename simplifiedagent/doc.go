@@ -15,7 +15,7 @@
 //
 // The agent keeps no document of its own: it neutralises the model's text
 // with a toolcallmarkup.Neutraliser, keeps each call's tag as a ToolCall
-// value, and emits typed events (toolmark.Draft) through an EmitFunc, one
+// value, and emits typed events (toolmark.Draft) through a toolmark.EmitFunc, one
 // at a time and in order. Applying them to a turnstate.State — text_delta
 // appended verbatim, tool_call_started as a new tag, every other
 // tool_call_* as an update of its tag — gives the answer's content; the

@@ -28,7 +28,7 @@ func ExampleRun() {
 		Input: "How do clients resume a stream?",
 		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(staticSearcher{})},
 	}
-	res, err := simplifiedagent.Run(context.Background(), req, func(_ context.Context, e simplifiedagent.Event) error {
+	res, err := simplifiedagent.Run(context.Background(), req, func(_ context.Context, e toolmark.Draft) error {
 		if d, ok := e.Data.(toolmark.ToolCallData); ok && e.Type != toolmark.EventToolCallDelta {
 			fmt.Println(e.Type, d.Markup)
 		}
@@ -49,7 +49,7 @@ func ExampleRun() {
 // BuildHistory sends earlier turns back as tool calls and results, with the
 // markup removed from the answer text.
 func ExampleBuildHistory() {
-	msgs := simplifiedagent.BuildHistory("", []simplifiedagent.HistoryTurn{{
+	msgs := simplifiedagent.BuildHistory("", []toolmark.HistoryTurn{{
 		UserText:         "How do clients resume?",
 		AssistantContent: `<ToolCall type="search_documents" status="success" toolCallId="c1" query="resume"></ToolCall>` + "\n\nWith Last-Event-ID.",
 		ToolCalls: []toolmark.ToolCallRecord{{ID: "c1", Name: "search_documents",

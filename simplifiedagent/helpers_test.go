@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 	"github.com/toolmark/toolmark/turnstate"
 )
@@ -27,8 +26,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 type recorder struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	events []simplifiedagent.Event
-	failOn func(simplifiedagent.Event) error
+	events []toolmark.Draft
+	failOn func(toolmark.Draft) error
 }
 
 func newRecorder() *recorder {
@@ -37,7 +36,7 @@ func newRecorder() *recorder {
 	return r
 }
 
-func (r *recorder) emit(_ context.Context, e simplifiedagent.Event) error {
+func (r *recorder) emit(_ context.Context, e toolmark.Draft) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failOn != nil {
@@ -51,7 +50,7 @@ func (r *recorder) emit(_ context.Context, e simplifiedagent.Event) error {
 }
 
 // waitFor blocks until an event satisfies ok or ctx ends.
-func (r *recorder) waitFor(ctx context.Context, ok func(simplifiedagent.Event) bool) bool {
+func (r *recorder) waitFor(ctx context.Context, ok func(toolmark.Draft) bool) bool {
 	stop := context.AfterFunc(ctx, func() {
 		r.mu.Lock()
 		r.cond.Broadcast()
@@ -73,14 +72,14 @@ func (r *recorder) waitFor(ctx context.Context, ok func(simplifiedagent.Event) b
 	}
 }
 
-func (r *recorder) all() []simplifiedagent.Event {
+func (r *recorder) all() []toolmark.Draft {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]simplifiedagent.Event(nil), r.events...)
+	return append([]toolmark.Draft(nil), r.events...)
 }
 
-func (r *recorder) ofType(t toolmark.EventType) []simplifiedagent.Event {
-	var out []simplifiedagent.Event
+func (r *recorder) ofType(t toolmark.EventType) []toolmark.Draft {
+	var out []toolmark.Draft
 	for _, e := range r.all() {
 		if e.Type == t {
 			out = append(out, e)
@@ -93,7 +92,7 @@ func (r *recorder) ofType(t toolmark.EventType) []simplifiedagent.Event {
 // that every tag the events name is the tag the state then holds, and that
 // the JSON form of the events replays to the same content, and returns the
 // content.
-func replay(tb testing.TB, events []simplifiedagent.Event) string {
+func replay(tb testing.TB, events []toolmark.Draft) string {
 	tb.Helper()
 	st := turnstate.New()
 	for i, e := range events {
@@ -135,7 +134,7 @@ func (r *recorder) content(tb testing.TB) string {
 
 // checkToolOrder checks each call's event order: started, delta*, running,
 // one final event; or started, delta*, one final event.
-func checkToolOrder(tb testing.TB, events []simplifiedagent.Event) {
+func checkToolOrder(tb testing.TB, events []toolmark.Draft) {
 	tb.Helper()
 	state := map[string]toolmark.EventType{}
 	for i, e := range events {
@@ -178,7 +177,7 @@ func checkAllFinal(tb testing.TB, content string) {
 }
 
 // golden compares the events as JSON lines with testdata/golden/name.jsonl.
-func golden(tb testing.TB, name string, events []simplifiedagent.Event) {
+func golden(tb testing.TB, name string, events []toolmark.Draft) {
 	tb.Helper()
 	var b bytes.Buffer
 	for _, e := range events {

@@ -13,13 +13,6 @@ import (
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// HistoryTurn is one earlier turn of a conversation, as stored.
-type HistoryTurn struct {
-	UserText         string
-	AssistantContent string                    // the stored markup content
-	ToolCalls        []toolmark.ToolCallRecord // the turn's tool-call records
-}
-
 // SummaryPrefix starts the system message that carries the summary of
 // compacted turns.
 const SummaryPrefix = "Summary of the earlier conversation:\n"
@@ -30,7 +23,7 @@ const SummaryPrefix = "Summary of the earlier conversation:\n"
 // message with each call's result (or "error: …"), and an AI message with
 // the visible answer text. ToolCall markup never reaches the model: the
 // answer text is the content with its ToolCall elements removed.
-func BuildHistory(summary string, turns []HistoryTurn) []llms.MessageContent {
+func BuildHistory(summary string, turns []toolmark.HistoryTurn) []llms.MessageContent {
 	var msgs []llms.MessageContent
 	if s := strings.TrimSpace(summary); s != "" {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, "\n\n"+SummaryPrefix+s))
@@ -89,7 +82,7 @@ func visibleText(content string) string {
 
 // HistoryChars returns the size of a summary and turns in characters
 // (bytes), as Compact measures it against its budget.
-func HistoryChars(summary string, turns []HistoryTurn) int {
+func HistoryChars(summary string, turns []toolmark.HistoryTurn) int {
 	n := len(summary)
 	for _, t := range turns {
 		n += turnChars(t)
@@ -97,7 +90,7 @@ func HistoryChars(summary string, turns []HistoryTurn) int {
 	return n
 }
 
-func turnChars(t HistoryTurn) int {
+func turnChars(t toolmark.HistoryTurn) int {
 	n := len(t.UserText) + len(VisibleText(t.AssistantContent))
 	for _, r := range t.ToolCalls {
 		if r.ParentID == "" {
@@ -114,7 +107,7 @@ func turnChars(t HistoryTurn) int {
 // model; with a nil model it is a plain extract of the turns. Call it after
 // a turn completes, never during one. On error the input is returned
 // unchanged with the error.
-func Compact(ctx context.Context, model llms.Model, summary string, turns []HistoryTurn, budgetChars int) (string, []HistoryTurn, error) {
+func Compact(ctx context.Context, model llms.Model, summary string, turns []toolmark.HistoryTurn, budgetChars int) (string, []toolmark.HistoryTurn, error) {
 	if budgetChars <= 0 || HistoryChars(summary, turns) <= budgetChars || len(turns) < 2 {
 		return summary, turns, nil
 	}
@@ -144,14 +137,14 @@ func Compact(ctx context.Context, model llms.Model, summary string, turns []Hist
 	if len(newSummary) > maxSummary {
 		newSummary = truncate(newSummary, maxSummary)
 	}
-	return newSummary, append([]HistoryTurn(nil), turns[keepFrom:]...), nil
+	return newSummary, append([]toolmark.HistoryTurn(nil), turns[keepFrom:]...), nil
 }
 
 // SummaryInstruction starts the prompt with which Compact asks a model for
 // a summary.
 const SummaryInstruction = "Summarise the conversation below for your own later use"
 
-func summaryPrompt(summary string, turns []HistoryTurn, maxChars int) string {
+func summaryPrompt(summary string, turns []toolmark.HistoryTurn, maxChars int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, in at most %d characters. Keep facts, decisions, names, numbers, sources "+
 		"and open questions; drop pleasantries.\n\n", SummaryInstruction, maxChars)
@@ -163,7 +156,7 @@ func summaryPrompt(summary string, turns []HistoryTurn, maxChars int) string {
 	return b.String()
 }
 
-func writeTurns(b *strings.Builder, turns []HistoryTurn, perPart int) {
+func writeTurns(b *strings.Builder, turns []toolmark.HistoryTurn, perPart int) {
 	for _, t := range turns {
 		fmt.Fprintf(b, "User: %s\n", truncate(t.UserText, perPart))
 		for _, r := range t.ToolCalls {
@@ -177,7 +170,7 @@ func writeTurns(b *strings.Builder, turns []HistoryTurn, perPart int) {
 
 // extract is the summary without a model: the earlier summary and the
 // beginning of each turn.
-func extract(summary string, turns []HistoryTurn, maxChars int) string {
+func extract(summary string, turns []toolmark.HistoryTurn, maxChars int) string {
 	var b strings.Builder
 	if summary != "" {
 		b.WriteString(summary + "\n")

@@ -13,7 +13,7 @@ import (
 )
 
 func TestBuildHistory(t *testing.T) {
-	turns := []simplifiedagent.HistoryTurn{{
+	turns := []toolmark.HistoryTurn{{
 		UserText: "How do I resume?",
 		AssistantContent: "Let me look.\n\n" +
 			`<ToolCall type="subagent" status="success" toolCallId="s1"><ToolCall type="search_documents" status="success" toolCallId="n1" parentToolCallId="s1" query="x"></ToolCall></ToolCall>` +
@@ -59,9 +59,9 @@ func TestBuildHistory(t *testing.T) {
 }
 
 func TestCompact(t *testing.T) {
-	var turns []simplifiedagent.HistoryTurn
+	var turns []toolmark.HistoryTurn
 	for i := range 6 {
-		turns = append(turns, simplifiedagent.HistoryTurn{
+		turns = append(turns, toolmark.HistoryTurn{
 			UserText:         "question " + string(rune('A'+i)) + " " + strings.Repeat("x", 100),
 			AssistantContent: "answer " + strings.Repeat("y", 100),
 		})

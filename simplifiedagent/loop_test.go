@@ -454,18 +454,25 @@ func TestSubagentFails(t *testing.T) {
 		{ToolCalls: []llms.ToolCall{toolCall("s1", "subagent", `{"task":"t"}`)}},
 		{Content: "The sub-agent failed."},
 	}}
-	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", Tools: []simplifiedagent.Tool{sub}})
+	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "x", Tools: []simplifiedagent.Tool{sub},
+		Retry: simplifiedagent.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var phases []string
+	var phases, msgs []string
 	for _, e := range rec.ofType(toolmark.EventSubagentStatus) {
 		phases = append(phases, e.Data.(toolmark.SubagentStatusData).Phase)
+		msgs = append(msgs, e.Data.(toolmark.SubagentStatusData).Message)
 	}
 	if got := strings.Join(phases, ","); got != "started,round,failed" {
 		t.Errorf("phases %s", got)
 	}
-	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "error" || !strings.Contains(res.ToolCalls[0].Error, "no more replies") {
+	// People see the sentence of the model error, not the model's own words.
+	want := toolmark.ModelErrorText(toolmark.EUNAVAILABLE)
+	if len(msgs) != 3 || msgs[2] != want {
+		t.Errorf("failed phase says %q, want %q", msgs, want)
+	}
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "error" || res.ToolCalls[0].Error != want {
 		t.Errorf("records %+v", res.ToolCalls)
 	}
 }
@@ -495,7 +502,7 @@ func TestModelIgnoresCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := newRecorder()
 	go func() {
-		rec.waitFor(context.Background(), func(e simplifiedagent.Event) bool { return e.Type == toolmark.EventTextDelta })
+		rec.waitFor(context.Background(), func(e toolmark.Draft) bool { return e.Type == toolmark.EventTextDelta })
 		cancel()
 	}()
 	start := time.Now()

@@ -2,10 +2,13 @@ package simplifiedagent
 
 import (
 	"errors"
+	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/anthropic"
 
+	"github.com/toolmark/toolmark/simplifiedagent/claude"
 	"github.com/toolmark/toolmark/simplifiedagent/openaiwire"
 )
 
@@ -19,19 +22,35 @@ func NewOpenAI(baseURL, apiKey, model string) (llms.Model, error) {
 	return openaiwire.New(baseURL, apiKey, model)
 }
 
-// NewAnthropic returns a model for Anthropic's messages API through
-// langchaingo's anthropic provider. baseURL may be "" for the default. Its
-// text streams; its tool calls arrive whole at the end of each round.
+// DefaultAzureAPIVersion is the Azure OpenAI API version NewAzureOpenAI
+// asks for when none is given.
+const DefaultAzureAPIVersion = "2024-10-21"
+
+// NewAzureOpenAI returns a model for a deployment of Azure OpenAI:
+// endpoint such as "https://my-resource.openai.azure.com", the resource's
+// API key (sent as api-key), the deployment's name and the API version
+// ("" for DefaultAzureAPIVersion). It speaks the chat-completions format
+// of package openaiwire.
+func NewAzureOpenAI(endpoint, apiKey, deployment, apiVersion string) (llms.Model, error) {
+	if endpoint == "" || deployment == "" {
+		return nil, errors.New("azure openai: the endpoint and the deployment are needed")
+	}
+	if apiVersion == "" {
+		apiVersion = DefaultAzureAPIVersion
+	}
+	m, err := openaiwire.New(strings.TrimRight(endpoint, "/"), "", deployment)
+	if err != nil {
+		return nil, err
+	}
+	m.URL = m.BaseURL + "/openai/deployments/" + url.PathEscape(deployment) + "/chat/completions?api-version=" + url.QueryEscape(apiVersion)
+	m.Header = http.Header{"Api-Key": {apiKey}}
+	return m, nil
+}
+
+// NewAnthropic returns a model for Anthropic's messages API over the
+// official Go SDK (package claude): every part of an assistant message
+// (its text and all its tool calls) goes back to the API, text and tool
+// input stream. baseURL may be "" for Anthropic's own address.
 func NewAnthropic(baseURL, apiKey, model string) (llms.Model, error) {
-	if apiKey == "" {
-		return nil, errors.New("anthropic: no API key")
-	}
-	opts := []anthropic.Option{anthropic.WithToken(apiKey)}
-	if model != "" {
-		opts = append(opts, anthropic.WithModel(model))
-	}
-	if baseURL != "" {
-		opts = append(opts, anthropic.WithBaseURL(baseURL))
-	}
-	return anthropic.New(opts...)
+	return claude.New(claude.Config{BaseURL: baseURL, APIKey: apiKey, Model: model})
 }

@@ -24,7 +24,7 @@ import (
 type session struct {
 	mu       sync.Mutex
 	nz       toolcallmarkup.Neutraliser
-	emit     EmitFunc
+	emit     toolmark.EmitFunc
 	status   statustext.Func
 	emitCtx  context.Context
 	emitErr  error
@@ -37,6 +37,7 @@ type session struct {
 	calls    []*call
 	todos    []toolmark.Todo
 	seq      int
+	used     toolmark.Usage // tokens of every model call so far
 }
 
 // call is one tool call of a run.
@@ -58,7 +59,7 @@ type call struct {
 	owner    *loop
 }
 
-func newSession(emit EmitFunc, status statustext.Func, cancel context.CancelCauseFunc, emitCtx context.Context) *session {
+func newSession(emit toolmark.EmitFunc, status statustext.Func, cancel context.CancelCauseFunc, emitCtx context.Context) *session {
 	if status == nil {
 		status = statustext.Text
 	}
@@ -67,7 +68,7 @@ func newSession(emit EmitFunc, status statustext.Func, cancel context.CancelCaus
 
 // resume starts the session where an answer begun elsewhere stands: its
 // ids are taken, its layout continues, its task list is the current one.
-func (s *session) resume(r *Resume) {
+func (s *session) resume(r *toolmark.Resume) {
 	for _, c := range r.ToolCalls {
 		s.ids[c.ID] = true
 	}
@@ -84,14 +85,14 @@ func (s *session) resume(r *Resume) {
 
 // emitLocked sends e unless the session is closed or emission already
 // failed. The first failure cancels the run.
-func (s *session) emitLocked(e Event) {
+func (s *session) emitLocked(e toolmark.Draft) {
 	if s.emit == nil || s.emitErr != nil || s.closed {
 		return
 	}
 	if e.Type != toolmark.EventTextDelta && s.textOut != "" {
 		text := s.textOut
 		s.textOut = ""
-		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+		s.emitLocked(toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
 	}
 	if err := s.emit(s.emitCtx, e); err != nil {
 		s.emitErr = fmt.Errorf("emitting %s: %w", e.Type, err)
@@ -123,7 +124,7 @@ func (s *session) appendLocked(out string) {
 	}
 	text, s.textOut = text[:cut], text[cut:]
 	if text != "" {
-		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+		s.emitLocked(toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
 	}
 }
 
@@ -148,7 +149,7 @@ func (s *session) flushTextLocked() {
 	if s.textOut != "" {
 		text := s.textOut
 		s.textOut = ""
-		s.emitLocked(Event{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
+		s.emitLocked(toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: text}})
 	}
 }
 
@@ -192,17 +193,45 @@ func (s *session) roundStarted(l *loop, round int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l.parentID == "" {
-		s.emitLocked(Event{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: round}})
+		s.emitLocked(toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: round}})
 		return
 	}
-	s.emitLocked(Event{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
 		ToolCallID: l.parentID, Phase: "round", Round: round}})
+}
+
+// modelRetry reports that l's model call waits to be tried again.
+func (s *session) modelRetry(l *loop, d toolmark.ModelRetryData) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.ToolCallID = l.parentID
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventModelRetry, Data: d})
+}
+
+// usage reports the tokens of l's model call of round, when its provider
+// reported any.
+func (s *session) usage(l *loop, round int, u toolmark.Usage) {
+	if u == (toolmark.Usage{}) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = s.used.Add(u)
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventUsage, Data: toolmark.UsageData{
+		ToolCallID: l.parentID, Round: round, Usage: u, Total: s.used}})
+}
+
+// totalUsage returns the tokens of every model call so far.
+func (s *session) totalUsage() toolmark.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
 }
 
 func (s *session) subagentStatus(id, phase, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.emitLocked(Event{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventSubagentStatus, Data: toolmark.SubagentStatusData{
 		ToolCallID: id, Phase: phase, Message: msg}})
 }
 
@@ -265,7 +294,7 @@ func (s *session) startLocked(c *call, name string) {
 		s.afterTag = true
 		s.tail = ">"
 	}
-	s.emitLocked(Event{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
 		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup,
 		StatusText: s.status(c.tc)}})
 }
@@ -330,7 +359,7 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 	if err != nil {
 		return
 	}
-	s.emitLocked(Event{Type: toolmark.EventToolCallDelta, Data: toolmark.ToolCallData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallDelta, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(toolcallmarkup.StatusPending),
 		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args, StatusText: text}})
 }
@@ -383,7 +412,7 @@ func (s *session) running(c *call) {
 	if err != nil {
 		return
 	}
-	s.emitLocked(Event{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Arguments: args,
 		StatusText: text}})
 }
@@ -408,7 +437,7 @@ func (s *session) succeed(c *call, result string) {
 	if err != nil {
 		return
 	}
-	s.emitLocked(Event{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result,
 		StatusText: text}})
 }
@@ -435,7 +464,7 @@ func (s *session) failLocked(c *call, status toolcallmarkup.Status, errText stri
 	if err != nil {
 		return
 	}
-	s.emitLocked(Event{Type: toolmark.EventToolCallError, Data: toolmark.ToolCallData{
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallError, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(status), Markup: markup, Error: c.tc.Error,
 		StatusText: text}})
 }
@@ -490,7 +519,7 @@ func (s *session) setTodos(id string, todos []toolmark.Todo) {
 		return
 	}
 	s.todos = append([]toolmark.Todo(nil), todos...)
-	s.emitLocked(Event{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
 }
 
 func (s *session) todoList() []toolmark.Todo {

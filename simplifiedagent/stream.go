@@ -10,7 +10,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
 )
 
 // roundStream collects what the model streamed in one round.
@@ -21,9 +23,11 @@ type roundStream struct {
 	order   []*call
 }
 
-// generate makes one model call, streaming its text and tool-call arguments
-// into the document, and returns the reply text and the tool calls to run.
-func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTools bool) (string, []*call, error) {
+// attempt makes one model call, streaming its text and tool-call arguments
+// into the document, and returns the reply text, the tool calls to run and
+// the call's tokens. streamed tells whether anything of the reply reached
+// the session (then the call is not made again).
+func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerTools bool) (_ string, _ []*call, _ toolmark.Usage, streamed bool, _ error) {
 	rs := &roundStream{byIndex: map[int]*call{}}
 	h := &Handler{s: l.s, l: l, rs: rs, next: l.req.Callbacks}
 	opts := []llms.CallOption{llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
@@ -48,12 +52,16 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 			h.next.HandleLLMGenerateContentEnd(ctx, resp)
 		}
 	}
+	rs.mu.Lock()
+	streamed = rs.text.Len() > 0 || len(rs.order) > 0
+	rs.mu.Unlock()
 	if err != nil {
-		return "", rs.order, err
+		return "", rs.order, toolmark.Usage{}, streamed, err
 	}
 	if resp == nil || len(resp.Choices) == 0 {
-		return "", rs.order, errors.New("the model returned no choices")
+		return "", rs.order, toolmark.Usage{}, streamed, modelerr.New(toolmark.EUNAVAILABLE, errors.New("the model returned no choices"))
 	}
+	usage, _ := usageOf(resp)
 	// Some providers (anthropic) return one choice per content block: take
 	// the text and the tool calls of all of them.
 	var text strings.Builder
@@ -64,18 +72,18 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 	}
 	full := text.String()
 	rs.mu.Lock()
-	streamed := rs.text.String()
+	sofar := rs.text.String()
 	rs.mu.Unlock()
 	switch {
-	case streamed == "":
+	case sofar == "":
 		l.showTextChunk(full)
-	case strings.HasPrefix(full, streamed):
-		l.showTextChunk(full[len(streamed):])
+	case strings.HasPrefix(full, sofar):
+		l.showTextChunk(full[len(sofar):])
 	}
 	if full == "" {
-		full = streamed
+		full = sofar
 	}
-	return full, l.matchCalls(rs, final), nil
+	return full, l.matchCalls(rs, final), usage, true, nil
 }
 
 // callModel calls the model and returns its answer, or ctx's error once

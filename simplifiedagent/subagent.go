@@ -10,6 +10,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -98,13 +99,17 @@ func (a *Subagent) Call(ctx context.Context, input string) (string, error) {
 		}
 		return res.Answer, nil
 	}
-	req.CancelGrace = ci.l.req.CancelGrace
+	req.CancelGrace, req.Retry, req.Logger = ci.l.req.CancelGrace, ci.l.req.Retry, ci.l.req.Logger
 	ci.s.subagentStatus(ci.c.id, "started", args.Task)
 	l := newLoop(ci.s, req, ci.c.id, false)
 	answer, _, err := l.run(ctx)
 	if err != nil {
-		ci.s.subagentStatus(ci.c.id, "failed", err.Error())
-		return "", fmt.Errorf("subagent: %w", err)
+		// People see a short sentence (a model error's, say); the log and
+		// the error's chain keep the whole cause.
+		msg := tools.UserMessage(err)
+		ci.s.subagentStatus(ci.c.id, "failed", msg)
+		ci.l.log().Warn("sub-agent failed", "tool_call", ci.c.id, "err", err)
+		return "", &tools.Error{Msg: msg, Err: err}
 	}
 	ci.s.subagentStatus(ci.c.id, "completed", "")
 	if strings.TrimSpace(answer) == "" {

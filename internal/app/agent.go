@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -23,6 +24,8 @@ const systemPrompt = `You are a helpful assistant with tools. Use search_documen
 // agent turns the runner's turns into simplifiedagent runs.
 type agent struct {
 	model  llms.Model
+	retry  simplifiedagent.RetryPolicy
+	log    *slog.Logger
 	tools  []simplifiedagent.Tool
 	name   string
 	demo   bool
@@ -31,7 +34,7 @@ type agent struct {
 }
 
 func newAgent(cfg Config, db *store.DB) (*agent, error) {
-	a := &agent{db: db, budget: cfg.ContextChar}
+	a := &agent{db: db, budget: cfg.ContextChar, retry: cfg.Model.Retry, log: cfg.Logger}
 	if a.budget <= 0 {
 		a.budget = 48_000
 	}
@@ -51,11 +54,14 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 	case "openai":
 		a.model, err = simplifiedagent.NewOpenAI(m.BaseURL, m.APIKey, m.Name)
 		a.name = m.Name
+	case "azure":
+		a.model, err = simplifiedagent.NewAzureOpenAI(m.BaseURL, m.APIKey, m.Name, m.APIVersion)
+		a.name = m.Name
 	case "anthropic":
 		a.model, err = simplifiedagent.NewAnthropic(m.BaseURL, m.APIKey, m.Name)
 		a.name = m.Name
 	default:
-		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai or anthropic", m.Provider)
+		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai, azure or anthropic", m.Provider)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("configuring the %s model: %w", m.Provider, err)
@@ -70,16 +76,18 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 }
 
 // run answers one turn.
-func (a *agent) run(ctx context.Context, in runner.Input, emit runner.EmitFunc) error {
+func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc) error {
 	req := simplifiedagent.Request{
 		Model:   a.model,
-		History: simplifiedagent.BuildHistory(in.Summary, historyTurns(in.History)),
+		History: simplifiedagent.BuildHistory(in.Summary, in.History),
 		Input:   in.UserText,
 		Tools:   a.tools,
 		System:  systemPrompt,
+		Retry:   a.retry,
+		Logger:  a.log,
 	}
 	if r := in.Resume; r != nil {
-		req.Resume = &simplifiedagent.Resume{Content: r.Content, ToolCalls: r.ToolCalls, Todos: r.Todos}
+		req.Resume = r
 	}
 	_, err := simplifiedagent.Run(ctx, req, emit)
 	return err
@@ -134,18 +142,10 @@ func (a *agent) after(ctx context.Context, in runner.Input, content string) erro
 	if a.demo {
 		model = nil
 	}
-	newSummary, keep, err := simplifiedagent.Compact(ctx, model, summary, historyTurns(hist), a.budget)
+	newSummary, keep, err := simplifiedagent.Compact(ctx, model, summary, hist, a.budget)
 	if err != nil || len(keep) == len(hist) {
 		return err
 	}
 	last := hist[len(hist)-len(keep)-1].TurnID
 	return a.db.SetConversationSummaryThrough(ctx, t.ConversationID, newSummary, last)
-}
-
-func historyTurns(in []store.HistoryTurn) []simplifiedagent.HistoryTurn {
-	out := make([]simplifiedagent.HistoryTurn, len(in))
-	for i, h := range in {
-		out[i] = simplifiedagent.HistoryTurn{UserText: h.UserText, AssistantContent: h.AssistantContent, ToolCalls: h.ToolCalls}
-	}
-	return out
 }

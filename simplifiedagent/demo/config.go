@@ -2,6 +2,7 @@ package demo
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -21,6 +22,26 @@ type Config struct {
 	// it to this many bytes (fewer by up to three when the cut would split
 	// a rune); the answer still starts with Banner.
 	AnswerBytes int
+	// AnswerShape is what the padding is made of: ShapeParagraph (the
+	// default) one long paragraph, ShapeCode one fenced code block,
+	// ShapeMixed headings, paragraphs, lists and code blocks in turn.
+	AnswerShape string
+}
+
+// The shapes of the padding of an answer (Config.AnswerShape).
+const (
+	ShapeParagraph = "paragraph"
+	ShapeCode      = "code"
+	ShapeMixed     = "mixed"
+)
+
+// CheckShape reports whether s names a shape of padding ("" is the default).
+func CheckShape(s string) error {
+	switch s {
+	case "", ShapeParagraph, ShapeCode, ShapeMixed:
+		return nil
+	}
+	return fmt.Errorf("unknown answer shape %q: paragraph, code or mixed", s)
 }
 
 // planned is plan with the Tools knob applied.
@@ -46,6 +67,13 @@ func (m *Model) planned(question string, offered map[string]bool, salt int) []ll
 // filler pads an answer to the length AnswerBytes asks for.
 const filler = "This sentence pads the demo answer to the length the load test asked for. "
 
+// codeLine and mixedPart pad the code and mixed shapes.
+const codeLine = "\tfmt.Println(\"this line pads the demo answer\", i) // to the length asked for\n"
+
+var mixedPart = "## A section of the padding\n\n" + strings.Repeat(filler, 6) + "\n\n" +
+	"- a **first** point of the padding, with `code`\n- a second point, with a [link](https://example.com)\n- a third point\n\n" +
+	"```go\n" + strings.Repeat(codeLine, 4) + "```\n\n"
+
 // sized applies the AnswerBytes knob to an answer.
 func (m *Model) sized(answer string) string {
 	n := max(m.AnswerBytes, len(Banner))
@@ -54,11 +82,19 @@ func (m *Model) sized(answer string) string {
 	}
 	if len(answer) < n {
 		var b strings.Builder
-		b.Grow(n + len(filler))
+		b.Grow(n + len(mixedPart))
 		b.WriteString(answer)
 		b.WriteString("\n\n")
+		pad := filler
+		switch m.AnswerShape {
+		case ShapeCode:
+			b.WriteString("```go\n")
+			pad = codeLine
+		case ShapeMixed:
+			pad = mixedPart
+		}
 		for b.Len() < n {
-			b.WriteString(filler)
+			b.WriteString(pad)
 		}
 		answer = b.String()
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 )
 
+const filler = "This sentence pads the demo answer"
+
 // TestDemoConfig: the load knobs set the number of tool calls and the
 // answer's length, and the answer still starts with the banner.
 func TestDemoConfig(t *testing.T) {
@@ -18,15 +20,18 @@ func TestDemoConfig(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       demo.Config
-		wantCalls int // search_documents calls
-		wantBytes int // 0: any length
+		wantCalls int    // search_documents calls
+		wantBytes int    // 0: any length
+		wantIn    string // the answer holds it
 	}{
-		{"usual", demo.Config{}, 2, 0}, // two searches and a todo list
-		{"five tools", demo.Config{Tools: 5}, 5, 0},
-		{"no tools", demo.Config{Tools: -1}, 0, 0},
-		{"long answer", demo.Config{Tools: 1, AnswerBytes: 4000}, 1, 4000},
-		{"short answer", demo.Config{Tools: 2, AnswerBytes: 200}, 2, 200},
-		{"shorter than the banner", demo.Config{AnswerBytes: 10}, 2, len(demo.Banner)},
+		{"usual", demo.Config{}, 2, 0, ""}, // two searches and a todo list
+		{"five tools", demo.Config{Tools: 5}, 5, 0, ""},
+		{"no tools", demo.Config{Tools: -1}, 0, 0, ""},
+		{"long answer", demo.Config{Tools: 1, AnswerBytes: 4000}, 1, 4000, filler},
+		{"short answer", demo.Config{Tools: 2, AnswerBytes: 200}, 2, 200, ""},
+		{"shorter than the banner", demo.Config{AnswerBytes: 10}, 2, len(demo.Banner), ""},
+		{"a code block", demo.Config{Tools: 1, AnswerBytes: 3000, AnswerShape: demo.ShapeCode}, 1, 3000, "```go\n\tfmt.Println("},
+		{"mixed", demo.Config{Tools: 1, AnswerBytes: 3000, AnswerShape: demo.ShapeMixed}, 1, 3000, "\n- a **first** point"},
 	}
 	search := tools.NewSearchDocuments(docs)
 	for _, tt := range tests {
@@ -54,6 +59,9 @@ func TestDemoConfig(t *testing.T) {
 			}
 			if tt.wantBytes > 0 && len(res.Answer) != tt.wantBytes {
 				t.Errorf("got an answer of %d bytes, want %d", len(res.Answer), tt.wantBytes)
+			}
+			if !strings.Contains(res.Answer, tt.wantIn) {
+				t.Errorf("the answer lacks %q", tt.wantIn)
 			}
 			if !utf8.ValidString(res.Answer) {
 				t.Errorf("answer is not valid UTF-8")

@@ -43,10 +43,10 @@ var docs = fakeSearcher{docs: []toolmark.DocumentHit{
 
 type events struct {
 	mu sync.Mutex
-	ev []simplifiedagent.Event
+	ev []toolmark.Draft
 }
 
-func (e *events) emit(_ context.Context, ev simplifiedagent.Event) error {
+func (e *events) emit(_ context.Context, ev toolmark.Draft) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ev = append(e.ev, ev)
@@ -190,7 +190,7 @@ func TestDemoPacing(t *testing.T) {
 		Model: &demo.Model{Delay: 5 * time.Millisecond},
 		Input: "How do clients resume a stream?",
 		Tools: []simplifiedagent.Tool{tools.NewSearchDocuments(docs)},
-	}, func(_ context.Context, e simplifiedagent.Event) error {
+	}, func(_ context.Context, e toolmark.Draft) error {
 		if e.Type == toolmark.EventToolCallDelta && n.Add(1) == 3 {
 			cancel()
 		}

@@ -8,9 +8,11 @@
 // which this package exists to avoid. Messages, options and the response use
 // langchaingo's types.
 //
-// HTTP 429 and 5xx answers are retried a bounded number of times, honouring
-// Retry-After. Errors are *APIError for error answers and ErrStreamCut for a
-// stream that ends before the model finished.
+// It makes one request per call: retries are the caller's (the agent loop
+// retries every provider the same way). Its errors are *modelerr.Error,
+// classified from the server's answer: the HTTP status, the error's type
+// and code, Retry-After; a stream that ends before the model finished is
+// ErrStreamCut inside one.
 package openaiwire
 
 import (
@@ -22,44 +24,27 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // ErrStreamCut means the response stream ended before the model finished.
+// A cut stream is a *modelerr.Error of code unavailable wrapping it.
 var ErrStreamCut = errors.New("openaiwire: stream ended before the response was complete")
 
-// APIError is an error answer of the server, by HTTP status or inside the
-// stream (StatusCode 0).
-type APIError struct {
-	StatusCode int
-	Type       string
-	Code       string
-	Message    string
-}
-
-// Error implements error.
-func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString("openaiwire: ")
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
-	} else {
-		b.WriteString("error in stream")
+// cut returns the error of a stream that ended early, for why.
+func cut(why error) error {
+	if why == nil {
+		return modelerr.New(toolmark.EUNAVAILABLE, ErrStreamCut)
 	}
-	if e.Type != "" {
-		b.WriteString(" " + e.Type)
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	return b.String()
+	return modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("%w: %w", ErrStreamCut, why))
 }
 
 // Model is an llms.Model over an OpenAI-compatible chat-completions endpoint.
@@ -68,11 +53,12 @@ type Model struct {
 	APIKey  string // sent as a bearer token when set
 	Model   string
 	Client  *http.Client
-	// MaxRetries bounds the retries of 429 and 5xx answers. Default 3.
-	MaxRetries int
-	// MaxRetryWait caps the wait before a retry, also one asked for by
-	// Retry-After. Default 30s.
-	MaxRetryWait time.Duration
+	// URL, when set, is the whole endpoint to post to instead of BaseURL +
+	// "/chat/completions" (Azure OpenAI's deployments take an api-version
+	// query parameter).
+	URL string
+	// Header holds extra request headers (Azure OpenAI's api-key).
+	Header http.Header
 	// IdleTimeout ends a response that sends nothing for this long, so a
 	// stalled server cannot hold a turn forever. Default 2 minutes.
 	IdleTimeout time.Duration
@@ -118,7 +104,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	defer cancel(nil)
 	watchdog := time.AfterFunc(idle, func() { cancel(errIdle) })
 	defer watchdog.Stop()
-	resp, err := m.post(rctx, body, func() { watchdog.Reset(idle) })
+	resp, err := m.post(rctx, body)
 	if err != nil {
 		return nil, m.idleError(rctx, ctx, idle, err)
 	}
@@ -136,10 +122,10 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	return res, nil
 }
 
-// idleError explains an error caused by the idle watchdog.
+// idleError explains an error caused by the idle watchdog: a timeout.
 func (m *Model) idleError(rctx, ctx context.Context, idle time.Duration, err error) error {
 	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errIdle) {
-		return fmt.Errorf("%w: nothing received for %s", ErrStreamCut, idle)
+		return modelerr.New(toolmark.ETIMEOUT, fmt.Errorf("%w: nothing received for %s", ErrStreamCut, idle))
 	}
 	return err
 }
@@ -159,71 +145,35 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (m *Model) post(ctx context.Context, body []byte, attempt func()) (*http.Response, error) {
+func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 	client := m.Client
 	if client == nil {
 		client = http.DefaultClient
 	}
-	maxRetries := m.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = 3
+	u := m.URL
+	if u == "" {
+		u = m.BaseURL + "/chat/completions"
 	}
-	maxWait := m.MaxRetryWait
-	if maxWait <= 0 {
-		maxWait = 30 * time.Second
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, modelerr.New(toolmark.EBADREQUEST, err)
 	}
-	for try := 0; ; try++ {
-		attempt()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
-		if err != nil {
-			return nil, fmt.Errorf("openaiwire: %w", err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		if m.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+m.APIKey)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("openaiwire: %w", err)
-		}
-		if resp.StatusCode == http.StatusOK {
-			return resp, nil
-		}
-		apiErr := readAPIError(resp)
-		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		if !retryable || try >= maxRetries {
-			return nil, apiErr
-		}
-		wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		if wait < 0 {
-			wait = time.Duration(500<<try) * time.Millisecond
-		}
-		wait = min(wait, maxWait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("openaiwire: waiting to retry after %w: %w", apiErr, ctx.Err())
-		case <-t.C:
-		}
+	for k, v := range m.Header {
+		req.Header[k] = v
 	}
-}
-
-// retryAfter parses a Retry-After value (seconds or an HTTP date); -1 when
-// absent or unparseable.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if m.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+m.APIKey)
 	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, modelerr.Classify(err)
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
 	}
-	return -1
+	return nil, readAPIError(resp)
 }
 
 // errorBody is an error answer in any of the shapes servers use:
@@ -238,9 +188,10 @@ type errorBody struct {
 	Code    any             `json:"code"`
 }
 
-// apiError returns the error the body describes, or nil.
-func (b errorBody) apiError(status int) *APIError {
-	e := &APIError{StatusCode: status}
+// apiError returns the error the body describes, or nil: status 0 for an
+// error inside the stream.
+func (b errorBody) apiError(status int, retryAfter time.Duration) *modelerr.Error {
+	var typ, code, msg string
 	var inner struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
@@ -249,40 +200,38 @@ func (b errorBody) apiError(status int) *APIError {
 	var text string
 	switch {
 	case len(b.Error) > 0 && json.Unmarshal(b.Error, &inner) == nil && inner.Message != "":
-		e.Message, e.Type = inner.Message, inner.Type
+		msg, typ = inner.Message, inner.Type
 		if inner.Code != nil {
-			e.Code = fmt.Sprint(inner.Code)
+			code = fmt.Sprint(inner.Code)
 		}
 	case len(b.Error) > 0 && json.Unmarshal(b.Error, &text) == nil && text != "":
-		e.Message = text
+		msg = text
 	case b.Object == "error":
-		e.Message, e.Type = b.Message, b.Type
+		msg, typ = b.Message, b.Type
 		if b.Code != nil {
-			e.Code = fmt.Sprint(b.Code)
+			code = fmt.Sprint(b.Code)
 		}
 	default:
 		return nil
 	}
-	return e
+	if status == 0 {
+		return modelerr.FromType(typ, code, msg)
+	}
+	return modelerr.FromHTTP(status, typ, code, msg, retryAfter)
 }
 
-func readAPIError(resp *http.Response) *APIError {
+// readAPIError classifies an error answer of the server.
+func readAPIError(resp *http.Response) *modelerr.Error {
 	defer resp.Body.Close()
+	wait := modelerr.RetryAfter(resp.Header, time.Now())
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var b errorBody
 	if json.Unmarshal(raw, &b) == nil {
-		if e := b.apiError(resp.StatusCode); e != nil {
+		if e := b.apiError(resp.StatusCode, wait); e != nil {
 			return e
 		}
 	}
-	msg := strings.TrimSpace(string(raw))
-	if len(msg) > 300 {
-		msg = msg[:300]
-	}
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	return &APIError{StatusCode: resp.StatusCode, Message: msg}
+	return modelerr.FromHTTP(resp.StatusCode, "", "", truncate(strings.TrimSpace(string(raw)), 300), wait)
 }
 
 // Wire types of the chat-completions API.
@@ -495,15 +444,15 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		line, err := r.ReadString('\n')
 		if err != nil && (err != io.EOF || line == "") {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("openaiwire: reading stream: %w", ctx.Err())
+				return nil, modelerr.Classify(fmt.Errorf("openaiwire: reading stream: %w", ctx.Err()))
 			}
 			if err == io.EOF {
 				if a.finish != "" {
 					break // some servers omit [DONE]
 				}
-				return nil, ErrStreamCut
+				return nil, cut(nil)
 			}
-			return nil, fmt.Errorf("%w: %w", ErrStreamCut, err)
+			return nil, cut(err)
 		}
 		line = strings.TrimRight(line, "\r\n")
 		data, ok := strings.CutPrefix(line, "data:")
@@ -517,9 +466,9 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		}
 		var ch wireChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return nil, fmt.Errorf("openaiwire: bad chunk %q: %w", truncate(data, 200), err)
+			return nil, modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("openaiwire: bad chunk %q: %w", truncate(data, 200), err))
 		}
-		if e := ch.apiError(0); e != nil {
+		if e := ch.apiError(0, 0); e != nil {
 			return nil, e
 		}
 		if ch.Usage != nil {
@@ -548,7 +497,7 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		}
 	}
 	if a.finish == "" {
-		return nil, fmt.Errorf("%w: no finish_reason before [DONE]", ErrStreamCut)
+		return nil, cut(errors.New("no finish_reason before [DONE]"))
 	}
 	return a.response(), nil
 }
@@ -558,13 +507,13 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 func (m *Model) readWhole(ctx context.Context, body io.Reader, opts *llms.CallOptions) (*llms.ContentResponse, error) {
 	var ch wireChunk
 	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&ch); err != nil {
-		return nil, fmt.Errorf("openaiwire: decoding response: %w", err)
+		return nil, modelerr.Classify(fmt.Errorf("openaiwire: decoding response: %w", err))
 	}
-	if e := ch.apiError(0); e != nil {
+	if e := ch.apiError(0, 0); e != nil {
 		return nil, e
 	}
 	if len(ch.Choices) == 0 {
-		return nil, errors.New("openaiwire: response has no choices")
+		return nil, modelerr.New(toolmark.EUNAVAILABLE, errors.New("openaiwire: response has no choices"))
 	}
 	var a accumulator
 	c := ch.Choices[0]

@@ -15,7 +15,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
 	"github.com/toolmark/toolmark/simplifiedagent/openaiwire"
 )
 
@@ -34,7 +36,6 @@ func mustModel(tb testing.TB, url string) *openaiwire.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m.MaxRetryWait = 20 * time.Millisecond
 	return m
 }
 
@@ -105,37 +106,43 @@ func TestErrors(t *testing.T) {
 		handler http.HandlerFunc
 		wantErr string
 		status  int
+		code    string
 	}{
 		{"bad request", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":{"message":"Invalid 'messages': empty array.","type":"invalid_request_error","param":"messages","code":"empty_array"}}`)
-		}, "HTTP 400 invalid_request_error: Invalid 'messages': empty array.", 400},
+		}, "HTTP 400 invalid_request_error: empty_array: Invalid 'messages': empty array.", 400, toolmark.EBADREQUEST},
 		{"unauthorized", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(401)
 			io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
-		}, "HTTP 401", 401},
+		}, "HTTP 401", 401, toolmark.EAUTH},
 		{"ollama", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(404)
 			io.WriteString(w, `{"error":"model \"llama9\" not found, try pulling it first"}`)
-		}, `HTTP 404: model "llama9" not found`, 404},
+		}, `HTTP 404 model "llama9" not found`, 404, toolmark.EBADREQUEST},
 		{"vllm", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(400)
 			io.WriteString(w, `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`)
-		}, "HTTP 400 BadRequestError: This model's maximum context length", 400},
+		}, "HTTP 400 BadRequestError: 400: This model's maximum context length", 400, toolmark.ECONTEXTTOOLONG},
 		{"vllm in stream", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, `data: {"object":"error","message":"Internal server error","type":"InternalServerError","param":null,"code":500}`+"\n\n")
-		}, "error in stream InternalServerError: Internal server error", 0},
+		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.EUNAVAILABLE},
 		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Gateway", 502)
-		}, "HTTP 502: Bad Gateway", 502},
-		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream server_error", 0},
-		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0},
+		}, "HTTP 502 Bad Gateway", 502, toolmark.EUNAVAILABLE},
+		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream: server_error", 0, toolmark.EUNAVAILABLE},
+		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0, toolmark.EUNAVAILABLE},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {not json\n\n")
-		}, "bad chunk", 0},
+		}, "bad chunk", 0, toolmark.EUNAVAILABLE},
+		{"rate limited", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(429)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
+		}, "HTTP 429", 429, toolmark.ERATELIMITED},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,53 +152,31 @@ func TestErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
 			}
-			var apiErr *openaiwire.APIError
-			if tt.status != 0 && (!errors.As(err, &apiErr) || apiErr.StatusCode != tt.status) {
-				t.Errorf("got %#v, want an APIError with status %d", err, tt.status)
+			var me *modelerr.Error
+			if !errors.As(err, &me) || me.Status != tt.status || me.Code != tt.code {
+				t.Errorf("got %#v, want a modelerr.Error with status %d and code %s", err, tt.status, tt.code)
+			}
+			if got := toolmark.ErrorMessage(err); got != toolmark.ModelErrorText(tt.code) || strings.Contains(got, srv.URL) {
+				t.Errorf("message %q, want %q", got, toolmark.ModelErrorText(tt.code))
 			}
 		})
 	}
 }
 
-// TestRetry: 429 with Retry-After and 503 are retried a bounded number of
-// times.
-func TestRetry(t *testing.T) {
+// TestOneAttempt: the model makes one request and leaves retries to the
+// agent loop, with the wait the server asked for.
+func TestOneAttempt(t *testing.T) {
 	var n atomic.Int32
-	ok := fixture(t, "text.sse")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch n.Add(1) {
-		case 1:
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(429)
-			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
-		case 2:
-			w.WriteHeader(503)
-		default:
-			sse(ok)(w, r)
-		}
-	}))
-	defer srv.Close()
-	resp, err := mustModel(t, srv.URL).GenerateContent(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Load() != 3 || !strings.HasPrefix(resp.Choices[0].Content, "Hello!") {
-		t.Errorf("%d requests, content %q", n.Load(), resp.Choices[0].Content)
-	}
-
-	n.Store(0)
-	always := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", "2")
 		w.WriteHeader(429)
 	}))
-	defer always.Close()
-	m := mustModel(t, always.URL)
-	m.MaxRetries = 2
-	_, err = m.GenerateContent(context.Background(), nil)
-	var apiErr *openaiwire.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || n.Load() != 3 {
-		t.Errorf("got %v after %d requests, want 429 after 3", err, n.Load())
+	defer srv.Close()
+	_, err := mustModel(t, srv.URL).GenerateContent(context.Background(), nil)
+	var me *modelerr.Error
+	if !errors.As(err, &me) || me.Status != 429 || !me.Retryable() || me.RetryAfter != 2*time.Second || n.Load() != 1 {
+		t.Errorf("got %v after %d requests, want one retryable 429 asking for 2 s", err, n.Load())
 	}
 }
 
@@ -284,8 +269,8 @@ func TestIdleTimeout(t *testing.T) {
 	m := mustModel(t, srv.URL)
 	m.IdleTimeout = 100 * time.Millisecond
 	_, err := m.GenerateContent(context.Background(), nil)
-	if !errors.Is(err, openaiwire.ErrStreamCut) || !strings.Contains(err.Error(), "nothing received") {
-		t.Errorf("got %v, want ErrStreamCut after the idle timeout", err)
+	if !errors.Is(err, openaiwire.ErrStreamCut) || !strings.Contains(err.Error(), "nothing received") || toolmark.ErrorCode(err) != toolmark.ETIMEOUT {
+		t.Errorf("got %v, want a timeout after the idle timeout", err)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/toolmark/toolmark"
 )
 
 // Error is a tool error as users see it. Error returns Msg: a short
@@ -33,7 +35,8 @@ func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
 // UserMessage returns the text of err that users may see: the message of
-// the first *Error in its chain, or, for any other error, its text with
+// the first *Error in its chain, else that of the first *toolmark.Error (a
+// model error's sentence, for one), or, for any other error, its text with
 // IP addresses and host:port pairs left out.
 func UserMessage(err error) string {
 	if err == nil {
@@ -42,6 +45,10 @@ func UserMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Msg
+	}
+	var te *toolmark.Error
+	if errors.As(err, &te) {
+		return te.Message
 	}
 	return scrub(err.Error())
 }

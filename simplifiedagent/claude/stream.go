@@ -1,0 +1,122 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+)
+
+// reply builds a response from the events of one stream and reports its
+// text and tool-call input as they arrive.
+type reply struct {
+	deltaFn llmstream.ToolCallDeltaFunc
+	stream  func(ctx context.Context, chunk []byte) error
+
+	text    strings.Builder
+	calls   []*llms.ToolCall
+	byBlock map[int64]*llms.ToolCall // tool_use blocks by content-block index
+	stop    string
+	in, out int64
+	stopped bool // message_stop arrived
+}
+
+// event takes one stream event.
+func (r *reply) event(ctx context.Context, ev anthropic.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "message_start":
+		u := ev.Message.Usage
+		r.in = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		r.out = u.OutputTokens
+	case "content_block_start":
+		b := ev.ContentBlock
+		switch b.Type {
+		case "text":
+			return r.addText(ctx, b.Text)
+		case "tool_use":
+			return r.startCall(ctx, ev.Index, b.ID, b.Name)
+		}
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			return r.addText(ctx, ev.Delta.Text)
+		case "input_json_delta":
+			return r.addInput(ctx, ev.Index, ev.Delta.PartialJSON)
+		}
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			r.stop = string(ev.Delta.StopReason)
+		}
+		if ev.Usage.OutputTokens > 0 {
+			r.out = ev.Usage.OutputTokens // cumulative
+		}
+		if n := ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens; n > 0 {
+			r.in = n
+		}
+	case "message_stop":
+		r.stopped = true
+	}
+	return nil
+}
+
+func (r *reply) addText(ctx context.Context, s string) error {
+	if s == "" {
+		return nil
+	}
+	r.text.WriteString(s)
+	if r.stream != nil {
+		if err := r.stream(ctx, []byte(s)); err != nil {
+			return fmt.Errorf("claude: streaming func: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *reply) startCall(ctx context.Context, idx int64, id, name string) error {
+	if r.byBlock == nil {
+		r.byBlock = map[int64]*llms.ToolCall{}
+	}
+	c := &llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name}}
+	r.byBlock[idx] = c
+	r.calls = append(r.calls, c)
+	return r.report(ctx, idx, id, name, "")
+}
+
+func (r *reply) addInput(ctx context.Context, idx int64, s string) error {
+	c := r.byBlock[idx]
+	if c == nil || s == "" {
+		return nil
+	}
+	c.FunctionCall.Arguments += s
+	return r.report(ctx, idx, "", "", s)
+}
+
+func (r *reply) report(ctx context.Context, idx int64, id, name, args string) error {
+	if r.deltaFn == nil {
+		return nil
+	}
+	if err := r.deltaFn(ctx, llmstream.ToolCallDelta{Index: int(idx), ID: id, Name: name, Arguments: args}); err != nil {
+		return fmt.Errorf("claude: tool-call delta func: %w", err)
+	}
+	return nil
+}
+
+// response is the whole reply: its text, its tool calls in the order the
+// model wrote them (input "{}" for a call streamed without one), why it
+// stopped and its tokens.
+func (r *reply) response() *llms.ContentResponse {
+	ch := &llms.ContentChoice{Content: r.text.String(), StopReason: r.stop, GenerationInfo: map[string]any{
+		"InputTokens": int(r.in), "OutputTokens": int(r.out),
+	}}
+	for _, c := range r.calls {
+		if strings.TrimSpace(c.FunctionCall.Arguments) == "" {
+			c.FunctionCall.Arguments = "{}"
+		}
+		ch.ToolCalls = append(ch.ToolCalls, *c)
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}
+}
