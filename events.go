@@ -83,7 +83,8 @@ type SnapshotData struct {
 type TurnEndData struct {
 	Status TurnStatus `json:"status"`
 	Error  string     `json:"error,omitempty"`
-	Code   string     `json:"code,omitempty"` // an error code for failures
+	Code   string     `json:"code,omitempty"`  // an error code for failures
+	Usage  *Usage     `json:"usage,omitempty"` // the turn's tokens, sub-agents included, when the model reports them
 }
 
 // DecodeData returns the typed payload of a logged event of type t: a value
@@ -111,6 +112,10 @@ func DecodeData(t EventType, raw json.RawMessage) (any, error) {
 		return decode[SnapshotData](t, raw)
 	case EventTurnCompleted, EventTurnFailed, EventTurnCancelled:
 		return decode[TurnEndData](t, raw)
+	case EventModelRetry:
+		return decode[ModelRetryData](t, raw)
+	case EventUsage:
+		return decode[UsageData](t, raw)
 	}
 	return nil, nil
 }

@@ -3,8 +3,8 @@
 // and the error codes that the HTTP layer maps to statuses.
 //
 // It imports only the standard library. The packages that do the work
-// (toolcallmarkup, markdown, store, simplifiedagent, api) import it and never
-// each other's internals; cmd/toolmark wires them together.
+// import it, not each other's internals; internal/app wires them together
+// and cmd/toolmark holds the flags and the environment.
 package toolmark
 
 import (
@@ -30,6 +30,8 @@ const (
 	EventTodoUpdate      EventType = "todo_update"
 	EventSubagentStatus  EventType = "subagent_status"
 	EventSnapshot        EventType = "snapshot"
+	EventModelRetry      EventType = "model_retry"
+	EventUsage           EventType = "usage"
 	EventTurnCompleted   EventType = "turn_completed"
 	EventTurnFailed      EventType = "turn_failed"
 	EventTurnCancelled   EventType = "turn_cancelled"
@@ -178,13 +180,23 @@ type Conversation struct {
 	Summary   string    `json:"summary,omitempty"` // compacted history of the oldest turns
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Running is true while a turn of the conversation is queued or
+	// running (set by lists).
+	Running bool `json:"running,omitempty"`
+	// Snippet is the text around a search's match (set by searches).
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Message is one message of a conversation. An assistant message's Content
 // is ToolCall markup (see package toolcallmarkup) and reflects the turn's
 // event log up to and including Seq.
 type Message struct {
-	ID             string        `json:"id"`
+	ID string `json:"id"`
+	// ReplacedBy is the turn that replaced the message (a retry, a
+	// regeneration or an edit of it or of an earlier one); "" while it is
+	// part of its conversation.
+	ReplacedBy     string        `json:"replacedBy,omitempty"`
+	Pos            int64         `json:"pos"` // the message's place in its conversation: a cursor for paging
 	ConversationID string        `json:"conversationId"`
 	TurnID         string        `json:"turnId,omitempty"`
 	Role           MessageRole   `json:"role"`
@@ -208,6 +220,9 @@ type Turn struct {
 	LeaseOwner         string     `json:"-"`
 	LeaseExpiresAt     *time.Time `json:"-"`
 	LastSeq            int64      `json:"seq"`
+	// Usage is the tokens of the turn's model calls, once it ended (nil
+	// when the model reported none).
+	Usage *Usage `json:"usage,omitempty"`
 	// Recovering is true while the turn is not final and no live replica
 	// runs it: its server died or handed it over, and another one is
 	// taking it (set by GET /api/turns/{id}).

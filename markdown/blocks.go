@@ -11,23 +11,23 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// topBlock is one top-level block of a parse, rendered on its own: the
+// TopBlock is one top-level block of a parse, rendered on its own: the
 // offset of the line it starts on, its HTML (exactly the part of Render's
 // output it accounts for), and what decides whether the source may be cut
-// before it (see Live).
-type topBlock struct {
-	start       int // offset of the first byte of the block's first line
-	html        string
-	blankBefore bool // a blank line separates it from the block before
-	closed      bool // it ends with no paragraph open: a heading, rule, code block, HTML block or widget
+// before it (a live view cuts a streaming answer into blocks there).
+type TopBlock struct {
+	Start       int // offset of the first byte of the block's first line
+	HTML        string
+	BlankBefore bool // a blank line separates it from the block before
+	Closed      bool // it ends with no paragraph open: a heading, rule, code block, HTML block or widget
 }
 
-// renderBlocks renders src as Render does, one top-level block at a time,
+// RenderBlocks renders src as Render does, one top-level block at a time,
 // with the link reference definitions refs known before the parse. It
 // returns the blocks and every reference definition the parse knows
 // afterwards (refs included). The concatenation of the blocks' HTML is what
 // Render returns for src given the same definitions.
-func (r *Renderer) renderBlocks(src []byte, refs []parser.Reference) ([]topBlock, []parser.Reference, error) {
+func (r *Renderer) RenderBlocks(src []byte, refs []parser.Reference) ([]TopBlock, []parser.Reference, error) {
 	blocks, all, ok, err := r.renderBlocksWith(src, refs, r.splice)
 	if err == nil && !ok {
 		// A marker did not survive the policy: render the widgets in place
@@ -37,15 +37,15 @@ func (r *Renderer) renderBlocks(src []byte, refs []parser.Reference) ([]topBlock
 	return blocks, all, err
 }
 
-func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSplice bool) ([]topBlock, []parser.Reference, bool, error) {
+func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSplice bool) ([]TopBlock, []parser.Reference, bool, error) {
 	pc := parser.NewContext()
 	for _, ref := range refs {
 		pc.AddReference(ref)
 	}
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
-	var blocks []topBlock
+	var blocks []TopBlock
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
-		blocks = append(blocks, topBlock{start: lineStart(src, c.Pos()), blankBefore: c.HasBlankPreviousLines(), closed: closedAlone(c)})
+		blocks = append(blocks, TopBlock{Start: lineStart(src, c.Pos()), BlankBefore: c.HasBlankPreviousLines(), Closed: closedAlone(c)})
 	}
 	var prefix string
 	var widgets []string
@@ -67,7 +67,7 @@ func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSpl
 				return nil, nil, false, nil
 			}
 		}
-		blocks[i].html = out
+		blocks[i].HTML = out
 		i++
 	}
 	for _, p := range placed {
@@ -76,7 +76,7 @@ func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSpl
 		}
 	}
 	if len(blocks) > 0 {
-		blocks[0].start = 0
+		blocks[0].Start = 0
 	}
 	return blocks, pc.References(), true, nil
 }

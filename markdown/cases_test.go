@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolmark/toolmark/internal/mdcases"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -23,7 +24,7 @@ func TestCases(t *testing.T) {
 		if filepath.Base(file) == "xss.txt" {
 			continue
 		}
-		cases := mustReadCases(t, file)
+		cases := mdcases.Read(t, file)
 		for i, c := range cases {
 			total++
 			name := strings.TrimSuffix(filepath.Base(file), ".txt") + "/" + strconv.Itoa(c.No) + ":" + c.Description
@@ -45,7 +46,7 @@ func TestCases(t *testing.T) {
 			})
 		}
 		if *update {
-			writeCases(t, file, cases)
+			mdcases.Write(t, file, cases)
 		}
 	}
 	t.Logf("%d cases in %d files", total, len(files)-1)
@@ -64,7 +65,7 @@ func TestPolicyIdempotent(t *testing.T) {
 		if filepath.Base(file) == "xss.txt" {
 			continue
 		}
-		for _, c := range mustReadCases(t, file) {
+		for _, c := range mdcases.Read(t, file) {
 			out := mustRender(t, r, c.Markdown)
 			if again := policy.Sanitize(out); again != out {
 				t.Errorf("%s/%d: sanitising the output again changed it\nout:   %s\nagain: %s", file, c.No, out, again)

@@ -21,7 +21,7 @@
 //	  [<ul class="toolcall__children"><li class="toolcall__child">…</li></ul>]
 //	</div>
 //
-// The status text comes from a StatusTextFunc per tool type (WithStatusText);
+// The status text comes from a statustext.Func per tool type (WithStatusText);
 // docs/rendering.md lists the contract a page relies on.
 //
 // # Model text cannot swallow a widget

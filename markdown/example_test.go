@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolmark/toolmark/markdown"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -40,7 +41,7 @@ func ExampleRender_modelText() {
 
 func ExampleNew() {
 	r := markdown.New(markdown.WithStatusText("get_weather", func(tc toolcallmarkup.ToolCall) string {
-		city := markdown.Attr(tc, "city")
+		city := statustext.Attr(tc, "city")
 		if tc.Status == toolcallmarkup.StatusSuccess {
 			return "Got the weather for " + city
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/toolmark/toolmark/internal/mdcases"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -24,7 +25,7 @@ func FuzzRender(f *testing.F) {
 		if filepath.Base(file) == "xss.txt" {
 			continue
 		}
-		for _, c := range mustReadCases(f, file) {
+		for _, c := range mdcases.Read(f, file) {
 			f.Add(c.Markdown, "rust", uint8(0))
 		}
 	}

@@ -1,11 +1,8 @@
 package markdown
 
 import (
-	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,102 +11,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the expected HTML of the case files in testdata")
-
-const (
-	caseSeparator = "//- - - - - - - - -//"
-	caseEnd       = "//= = = = = = = = = = = = = = = = = = = = = = = =//"
-)
-
-// testCase is one case of a goldmark-style case file: markdown in, HTML out.
-type testCase struct {
-	No          int
-	Description string
-	Markdown    string
-	Expected    string
-}
-
-// mustReadCases reads a case file in goldmark's _test format:
-//
-//	1:description
-//	//- - - - - - - - -//
-//	markdown
-//	//- - - - - - - - -//
-//	html
-//	//= = = = = = = = = = = = = = = = = = = = = = = =//
-func mustReadCases(tb testing.TB, path string) []testCase {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("reading cases: %v", err)
-	}
-	var cases []testCase
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	const (
-		header = iota
-		input
-		output
-	)
-	state := header
-	var c testCase
-	var buf []string
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		switch state {
-		case header:
-			if strings.TrimSpace(text) == "" {
-				continue
-			}
-			no, desc, _ := strings.Cut(text, ":")
-			if _, err := fmt.Sscanf(no, "%d", &c.No); err != nil {
-				tb.Fatalf("%s:%d: bad case header %q", path, line, text)
-			}
-			c.Description = desc
-			if !sc.Scan() || sc.Text() != caseSeparator {
-				tb.Fatalf("%s:%d: want %s after the header", path, line+1, caseSeparator)
-			}
-			line++
-			state, buf = input, nil
-		case input:
-			if text == caseSeparator {
-				c.Markdown = strings.Join(buf, "\n")
-				state, buf = output, nil
-				continue
-			}
-			buf = append(buf, text)
-		case output:
-			if text == caseEnd {
-				c.Expected = strings.Join(buf, "\n")
-				cases = append(cases, c)
-				c, state = testCase{}, header
-				continue
-			}
-			buf = append(buf, text)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("reading %s: %v", path, err)
-	}
-	if state != header {
-		tb.Fatalf("%s: last case is not terminated by %s", path, caseEnd)
-	}
-	return cases
-}
-
-// writeCases writes cases back in the case-file format.
-func writeCases(tb testing.TB, path string, cases []testCase) {
-	tb.Helper()
-	var b strings.Builder
-	for i, c := range cases {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "%d:%s\n%s\n%s\n%s\n%s\n%s\n", c.No, c.Description, caseSeparator, c.Markdown, caseSeparator, c.Expected, caseEnd)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		tb.Fatalf("writing %s: %v", path, err)
-	}
-}
 
 // mustRender renders content with r and fails the test on error.
 func mustRender(tb testing.TB, r *Renderer, content string) string {

@@ -70,7 +70,7 @@ func (r *HTMLRenderer) statusText(tc toolcallmarkup.ToolCall) string {
 	if r.cfg.DefaultStatusText != nil {
 		return r.cfg.DefaultStatusText(tc)
 	}
-	return GenericStatusText(tc)
+	return statustext.Generic(tc)
 }
 
 func writeAttr(w stringWriter, name, value string) {
@@ -127,7 +127,7 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(` role="status" aria-label="`)
 	_, _ = w.WriteString(statusLabels[status])
 	_, _ = w.WriteString(": ")
-	_, _ = w.WriteString(stdhtml.EscapeString(Truncate(tc.Type, DisplayLimit)))
+	_, _ = w.WriteString(stdhtml.EscapeString(statustext.Truncate(tc.Type, statustext.DisplayLimit)))
 	_, _ = w.WriteString(`">`)
 	_, _ = w.WriteString(statusIcons[status])
 	_, _ = w.WriteString(`<span class="toolcall__text">`)
@@ -135,7 +135,7 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(`</span>`)
 	if status == toolcallmarkup.StatusError && tc.Error != "" {
 		_, _ = w.WriteString(`<span class="toolcall__error">`)
-		_, _ = w.WriteString(stdhtml.EscapeString(truncateBytes(tc.Error, ErrorLimit)))
+		_, _ = w.WriteString(stdhtml.EscapeString(statustext.TruncateBytes(tc.Error, statustext.ErrorLimit)))
 		_, _ = w.WriteString(`</span>`)
 	}
 	if n.HasChildren() {

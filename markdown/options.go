@@ -2,17 +2,18 @@ package markdown
 
 import (
 	"github.com/microcosm-cc/bluemonday"
+	"github.com/toolmark/toolmark/statustext"
 )
 
 // Config holds the settings of the extension and of a Renderer. The zero
 // value is not ready for use; NewConfig returns the defaults.
 type Config struct {
 	// StatusTexts maps a tool type to the function that words its widget.
-	StatusTexts map[string]StatusTextFunc
+	StatusTexts map[string]statustext.Func
 
 	// DefaultStatusText words the widget of tool types missing from
 	// StatusTexts.
-	DefaultStatusText StatusTextFunc
+	DefaultStatusText statustext.Func
 
 	// Policy is the HTML policy of the final sanitising pass of a Renderer;
 	// nil means DefaultPolicy. It must let the widget markup through.
@@ -24,11 +25,11 @@ type Config struct {
 }
 
 // NewConfig returns a Config holding the defaults: DefaultStatusTexts,
-// GenericStatusText, a nil Policy (DefaultPolicy) and highlighting on.
+// statustext.Generic, a nil Policy (DefaultPolicy) and highlighting on.
 func NewConfig() Config {
 	return Config{
-		StatusTexts:       DefaultStatusTexts(),
-		DefaultStatusText: GenericStatusText,
+		StatusTexts:       statustext.Defaults(),
+		DefaultStatusText: statustext.Generic,
 		Highlight:         true,
 	}
 }
@@ -45,7 +46,7 @@ type Option func(*Config)
 
 // WithStatusText sets the status text of the tool type toolType. A nil f
 // restores the generic text for that type.
-func WithStatusText(toolType string, f StatusTextFunc) Option {
+func WithStatusText(toolType string, f statustext.Func) Option {
 	return func(c *Config) {
 		if f == nil {
 			delete(c.StatusTexts, toolType)
@@ -56,11 +57,11 @@ func WithStatusText(toolType string, f StatusTextFunc) Option {
 }
 
 // WithDefaultStatusText sets the status text of tool types that have none of
-// their own. A nil f restores GenericStatusText.
-func WithDefaultStatusText(f StatusTextFunc) Option {
+// their own. A nil f restores statustext.Generic.
+func WithDefaultStatusText(f statustext.Func) Option {
 	return func(c *Config) {
 		if f == nil {
-			f = GenericStatusText
+			f = statustext.Generic
 		}
 		c.DefaultStatusText = f
 	}

@@ -45,6 +45,7 @@ func newGoldmark(hr *HTMLRenderer, withToolCall bool) goldmark.Markdown {
 		extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
 		extension.Strikethrough,
 		extension.Linkify,
+		extension.TaskList, MathPassThrough,
 	}
 	if withToolCall {
 		if hr == nil {
@@ -200,6 +201,9 @@ func spliceSome(out, prefix string, widgets []string, placed []bool) (string, bo
 }
 
 var defaultRenderer = sync.OnceValue(func() *Renderer { return New() })
+
+// Default returns the default Renderer (New with no options), made once.
+func Default() *Renderer { return defaultRenderer() }
 
 // Render renders content with the default Renderer; it is what the api and
 // the web page use.

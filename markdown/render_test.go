@@ -8,6 +8,7 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -22,7 +23,7 @@ func TestWithStatusText(t *testing.T) {
 	}{
 		{"default", nil, tc, "Searching knowledge base for:\n&lt;q&gt;"},
 		{"per type", []Option{WithStatusText("search_documents", func(tc toolcallmarkup.ToolCall) string {
-			return "Looking up " + Attr(tc, "query")
+			return "Looking up " + statustext.Attr(tc, "query")
 		})}, tc, "Looking up &lt;q&gt;"},
 		{"per type removed", []Option{WithStatusText("search_documents", nil)}, tc, "Running search_documents…"},
 		{"default text", []Option{WithDefaultStatusText(func(tc toolcallmarkup.ToolCall) string { return "busy " + tc.Type })},
@@ -88,34 +89,6 @@ func TestAllowedURL(t *testing.T) {
 	for _, tt := range tests {
 		if got := AllowedURL([]byte(tt.url)); got != tt.want {
 			t.Errorf("AllowedURL(%q) = %v, want %v", tt.url, got, tt.want)
-		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 60, "short"},
-		{"abcdef", 6, "abcdef"},
-		{"abcdefg", 6, "abcde…"},
-		{"ééééééé", 4, "ééé…"},
-		{strings.Repeat("x", 100), 60, strings.Repeat("x", 59) + "…"},
-	}
-	for _, tt := range tests {
-		if got := Truncate(tt.in, tt.n); got != tt.want {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-	for n := 1; n < 12; n++ {
-		got := truncateBytes("aéb€c😀d", n)
-		if len(got) > n && got != "…" {
-			t.Errorf("truncateBytes(_, %d) = %q: %d bytes", n, got, len(got))
-		}
-		if !strings.HasSuffix(got, "…") && got != "aéb€c😀d" {
-			t.Errorf("truncateBytes(_, %d) = %q: cut without an ellipsis", n, got)
 		}
 	}
 }

@@ -231,5 +231,6 @@ func DefaultPolicy() *bluemonday.Policy {
 	p.AllowAttrs("aria-label").Matching(plainValue).OnElements("div", "span")
 	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("span")
 	p.AllowAttrs("align").Matching(alignValue).OnElements("th", "td")
+	allowMathAndTaskLists(p)
 	return p
 }

@@ -2,36 +2,16 @@ package markdown
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"testing"
 
+	"github.com/toolmark/toolmark/internal/mdcases"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/renderer/html"
 )
 
-// specExample is one example of the CommonMark spec (testdata/spec.json, a
-// copy of goldmark's _test/spec.json).
-type specExample struct {
-	Markdown  string `json:"markdown"`
-	HTML      string `json:"html"`
-	Example   int    `json:"example"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-	Section   string `json:"section"`
-}
-
-func mustReadSpec(tb testing.TB) []specExample {
+func mustReadSpec(tb testing.TB) []mdcases.SpecExample {
 	tb.Helper()
-	data, err := os.ReadFile("testdata/spec.json")
-	if err != nil {
-		tb.Fatalf("reading spec: %v", err)
-	}
-	var examples []specExample
-	if err := json.Unmarshal(data, &examples); err != nil {
-		tb.Fatalf("decoding spec: %v", err)
-	}
-	return examples
+	return mdcases.ReadSpec(tb, "testdata/spec.json")
 }
 
 func mustConvert(tb testing.TB, md goldmark.Markdown, src string) string {

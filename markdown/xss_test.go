@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -127,7 +128,7 @@ func TestXSS(t *testing.T) {
 		t.Fatalf("got %d vectors, want at least 100", len(vectors))
 	}
 	echo := New(WithDefaultStatusText(func(tc toolcallmarkup.ToolCall) string {
-		return tc.Type + Attr(tc, "query") + Attr(tc, "onclick") + tc.Error
+		return tc.Type + statustext.Attr(tc, "query") + statustext.Attr(tc, "onclick") + tc.Error
 	}))
 	renderers := map[string]*Renderer{"default": New(), "echoing status text": echo}
 	checked := 0

@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
 	"github.com/toolmark/toolmark/store"
 )
 
 // committer persists the events of every turn of this replica in group
-// commits: at most one transaction in flight, each holding everything all
-// turns emitted since the previous one began, at most one per
-// BatchInterval. Under load a transaction carries the events of hundreds of
-// turns in a few statements; alone, a turn's events wait at most one
-// window. Once a transaction commits, its events go to the hub (persist,
-// then publish).
+// commits, without a timer: at most one transaction is in flight, and the
+// next starts as soon as it ends, with everything all turns emitted
+// meanwhile. Idle, an event waits about one commit; under load a
+// transaction carries the events of hundreds of turns in a few statements,
+// the batches growing by themselves with the time a commit takes. Once a
+// transaction commits, its events go to the hub (persist, then publish).
 type committer struct {
 	r      *Runner
 	mu     sync.Mutex
@@ -59,7 +60,6 @@ func (c *committer) stop() {
 
 func (c *committer) run(ctx context.Context) {
 	defer close(c.exited)
-	var last time.Time
 	for {
 		select {
 		case <-c.wake:
@@ -67,13 +67,6 @@ func (c *committer) run(ctx context.Context) {
 			c.flush(context.WithoutCancel(ctx))
 			return
 		}
-		if wait := c.r.cfg.BatchInterval - time.Since(last); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-c.quit:
-			}
-		}
-		last = time.Now()
 		c.flush(context.WithoutCancel(ctx))
 	}
 }
@@ -89,16 +82,16 @@ func (c *committer) flush(ctx context.Context) {
 		return
 	}
 	writes := make([]store.TurnWrite, 0, len(jobs))
-	events := make([][]toolmark.Event, 0, len(jobs))
+	frames := make([][]fanout.Frame, 0, len(jobs))
 	owners := make([]*job, 0, len(jobs))
 	n := 0
 	for _, j := range jobs {
-		w, evs, ok := j.take()
+		w, fs, ok := j.take()
 		if !ok {
 			continue
 		}
-		writes, events, owners = append(writes, w), append(events, evs), append(owners, j)
-		n += len(evs)
+		writes, frames, owners = append(writes, w), append(frames, fs), append(owners, j)
+		n += len(fs)
 	}
 	if len(writes) == 0 {
 		return
@@ -125,11 +118,7 @@ func (c *committer) flush(ctx context.Context) {
 						continue
 					}
 				}
-				frames := make([]Frame, len(events[i]))
-				for k, e := range events[i] {
-					frames[k] = NewFrame(e)
-				}
-				c.r.hub.Publish(w.TurnID, frames)
+				c.r.hub.Publish(w.TurnID, frames[i])
 				j.committedWrite(w)
 			}
 			return

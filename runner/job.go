@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 	"github.com/toolmark/toolmark/turnstate"
@@ -95,7 +96,7 @@ func (j *job) startedRunning() bool {
 	return j.running
 }
 
-// emit is the EmitFunc handed to the agent: it applies the event to the
+// emit is the toolmark.EmitFunc handed to the agent: it applies the event to the
 // turn's state and queues it for the next group commit. It never waits for
 // the database; it fails once the turn cannot be persisted any more, which
 // stops the agent.
@@ -142,9 +143,11 @@ func (j *job) emitLocked(d toolmark.Draft) error {
 }
 
 // take hands the committer what the turn has to write: its pending events
-// with their data marshalled (once), and what they changed. ok is false when
+// with their data marshalled (once), and what they changed; and the frames
+// to publish once that is committed (typed payload and SSE bytes, built
+// once). ok is false when
 // there is nothing to write.
-func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
+func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	j.mu.Lock()
 	j.dirty = false
 	if len(j.pending) == 0 && j.handOverTTL == 0 {
@@ -169,7 +172,7 @@ func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
 	j.mu.Unlock()
 
 	w.Events = make([]store.EventRow, len(pending))
-	events = make([]toolmark.Event, len(pending))
+	frames = make([]fanout.Frame, len(pending))
 	for i, p := range pending {
 		data, err := marshalData(p.d.Data)
 		if err != nil {
@@ -179,9 +182,10 @@ func (j *job) take() (w store.TurnWrite, events []toolmark.Event, ok bool) {
 			data = json.RawMessage("{}")
 		}
 		w.Events[i] = store.EventRow{Seq: p.seq, Type: p.d.Type, Data: data, Time: p.at}
-		events[i] = toolmark.Event{Seq: p.seq, TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Type: p.d.Type, Time: p.at, Data: data}
+		frames[i] = fanout.NewFrame(toolmark.Event{Seq: p.seq, TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID,
+			Type: p.d.Type, Time: p.at, Data: data}, p.d.Data)
 	}
-	return w, events, true
+	return w, frames, true
 }
 
 // committedWrite records that a write of the turn is in the store.
@@ -293,7 +297,7 @@ func (j *job) runAgent() (in Input, err error) {
 	in = Input{Turn: j.turn, UserText: j.userText}
 	if j.resumed {
 		j.mu.Lock()
-		in.Resume = &Resume{Content: j.state.Content(), ToolCalls: j.state.Records(), Todos: j.state.Todos()}
+		in.Resume = &toolmark.Resume{Content: j.state.Content(), ToolCalls: j.state.Records(), Todos: j.state.Todos()}
 		j.mu.Unlock()
 	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
 		return in, err
@@ -321,7 +325,7 @@ func (j *job) finish(runErr error) {
 		j.handOverRunning()
 		return
 	case errors.Is(cause, errCancelled), errors.Is(cause, errShutdown):
-		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, cause.Error(), "cancelled"
+		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, cause.Error(), toolmark.ECANCELLED
 	case runErr != nil:
 		status, errText, code = toolmark.TurnFailed, toolmark.ErrorMessage(runErr), toolmark.ErrorCode(runErr)
 		if errText == "internal error" {
@@ -339,8 +343,13 @@ func (j *job) finish(runErr error) {
 	for _, d := range j.state.CloseOpen(tagStatus, closeReason(tagStatus, errText)) {
 		_ = j.emitLocked(d)
 	}
-	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}})
-	j.ending = &store.Finish{Status: status, Error: errText}
+	end := toolmark.TurnEndData{Status: status, Error: errText, Code: code}
+	usage := j.state.Usage()
+	if usage != (toolmark.Usage{}) {
+		end.Usage = &usage
+	}
+	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: end})
+	j.ending = &store.Finish{Status: status, Error: errText, Usage: usage}
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
@@ -354,7 +363,8 @@ func (j *job) finish(runErr error) {
 		return
 	}
 	r.cfg.Metrics.TurnEnded(string(status))
-	j.log.Info("turn ended", "status", status, "events", j.committedSeq())
+	r.cfg.Metrics.TokensUsed(usage.InputTokens, usage.OutputTokens)
+	j.log.Info("turn ended", "status", status, "events", j.committedSeq(), "input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
 }
 
 // handOverRunning ends a running turn's job without ending the turn: the

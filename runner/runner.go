@@ -27,38 +27,25 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/turnstate"
 )
 
-// Event is what an agent emits: a type and its typed payload.
-type Event = toolmark.Draft
-
-// EmitFunc receives the agent's events in order.
-type EmitFunc = toolmark.EmitFunc
-
 // Input is everything an agent needs to answer one turn.
 type Input struct {
 	Turn     toolmark.Turn
 	UserText string
-	Summary  string              // compacted history of the oldest turns
-	History  []store.HistoryTurn // earlier completed turns, oldest first
-	Resume   *Resume             // set when the turn continues an answer begun elsewhere
-}
-
-// Resume is the answer so far of a turn another replica handed over: the
-// agent continues it (see simplifiedagent.Request.Resume).
-type Resume struct {
-	Content   string
-	ToolCalls []toolmark.ToolCallRecord
-	Todos     []toolmark.Todo
+	Summary  string                 // compacted history of the oldest turns
+	History  []toolmark.HistoryTurn // earlier completed turns, oldest first
+	Resume   *toolmark.Resume       // set when the turn continues an answer begun elsewhere
 }
 
 // RunFunc answers one turn, emitting its events. It must return promptly
 // once ctx is done, with every tool call it started at a final status.
-type RunFunc func(ctx context.Context, in Input, emit EmitFunc) error
+type RunFunc func(ctx context.Context, in Input, emit toolmark.EmitFunc) error
 
 // AfterFunc runs after a turn completed, with the turn's input and final
 // content (history compaction, for example). Its errors are logged, never
@@ -69,16 +56,15 @@ type AfterFunc func(ctx context.Context, in Input, content string) error
 type Config struct {
 	Store   *store.DB
 	Run     RunFunc
-	After   AfterFunc // optional
-	Hub     *Hub      // [NewHub reading Store]
-	Owner   string    // this replica's lease owner name [random]
+	After   AfterFunc   // optional
+	Hub     *fanout.Hub // [fanout.NewHub reading Store]
+	Owner   string      // this replica's lease owner name [random]
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics // optional
 
 	MaxTurns      int           // turns running at once [DefaultMaxTurns]; more wait in a queue
 	LeaseTTL      time.Duration // [15s]; renewed every LeaseTTL/3
 	SweepInterval time.Duration // how often turns of gone replicas are looked for [250ms]
-	BatchInterval time.Duration // the window of a group commit [15ms]
 	MaxPending    int           // events a turn may hold while the database is away [100 000]
 	RetryFor      time.Duration // how long a failed commit is retried before its turns fail [30s]
 	Retention     time.Duration // events of turns finished longer ago are pruned; 0 keeps them
@@ -99,7 +85,7 @@ const DefaultMaxTurns = 512
 type Runner struct {
 	cfg     Config
 	log     *slog.Logger
-	hub     *Hub
+	hub     *fanout.Hub
 	slot    chan struct{}
 	c       *committer
 	creates *creator
@@ -124,7 +110,7 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.Hub == nil {
 		db := cfg.Store
-		cfg.Hub = NewHub(func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error) {
+		cfg.Hub = fanout.NewHub(func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error) {
 			return db.EventsAfter(ctx, turnID, after, 1000)
 		})
 	}
@@ -139,9 +125,6 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = 250 * time.Millisecond
-	}
-	if cfg.BatchInterval <= 0 {
-		cfg.BatchInterval = 15 * time.Millisecond
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = 100_000
@@ -162,7 +145,7 @@ func New(cfg Config) *Runner {
 }
 
 // Hub returns the hub the runner publishes to.
-func (r *Runner) Hub() *Hub { return r.hub }
+func (r *Runner) Hub() *fanout.Hub { return r.hub }
 
 // Owner returns the lease owner name of this replica.
 func (r *Runner) Owner() string { return r.cfg.Owner }
@@ -348,8 +331,8 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 		return t, res.Err
 	}
 	r.hub.Local(t.ID)
-	r.hub.Publish(t.ID, []Frame{NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
-		Type: toolmark.EventTurnQueued, Time: now, Data: data})})
+	r.hub.Publish(t.ID, []fanout.Frame{fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
+		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position})})
 	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil)
 	return t, nil
 }

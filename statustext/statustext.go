@@ -37,6 +37,9 @@ type Func func(tc toolcallmarkup.ToolCall) string
 // the next token.
 const Thinking = "Thinking…"
 
+// Queued is the status a client shows while a turn waits for a free slot.
+const Queued = "Waiting for a free slot…"
+
 // Lines splits a status into its first line and its subject ("" when it
 // has one line).
 func Lines(text string) (head, subject string) {

@@ -71,3 +71,31 @@ func TestSubjectLine(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 60, "short"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"ééééééé", 4, "ééé…"},
+		{strings.Repeat("x", 100), 60, strings.Repeat("x", 59) + "…"},
+	}
+	for _, tt := range tests {
+		if got := statustext.Truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	for n := 1; n < 12; n++ {
+		got := statustext.TruncateBytes("aéb€c😀d", n)
+		if len(got) > n && got != "…" {
+			t.Errorf("statustext.TruncateBytes(_, %d) = %q: %d bytes", n, got, len(got))
+		}
+		if !strings.HasSuffix(got, "…") && got != "aéb€c😀d" {
+			t.Errorf("statustext.TruncateBytes(_, %d) = %q: cut without an ellipsis", n, got)
+		}
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolmark/toolmark"
@@ -116,8 +117,17 @@ type State struct {
 	todos  []toolmark.Todo
 	seq    int64
 	status toolmark.TurnStatus
+	queued bool // a turn_queued was applied
+	queue  int  // its position: 0 when a slot was free at once
 	end    toolmark.TurnEndData
 	text   bool // answer text has arrived
+
+	// the status bubble (see Touched)
+	touched []Touch // calls with an event since the last text, oldest first
+	texted  bool    // answer text arrived since the last tool event
+	retry   string  // the message of a model_retry not yet followed by output
+
+	usage toolmark.Usage // tokens so far (usage events)
 
 	// changes since the last TakeChanges
 	dirty        []*Call
@@ -165,8 +175,46 @@ func FromSnapshot(d toolmark.SnapshotData) (*State, error) {
 		c.Stage = stageOf(c.Status, c.ArgsText != "")
 	}
 	s.text = toolcallmarkup.RestoreText(d.Content) != ""
+	s.texted = s.text
+	for _, c := range s.calls {
+		if !c.Status.Final() {
+			s.touch(c.ID, c.Phase != "")
+		}
+	}
 	return s, nil
 }
+
+// Touch is a tool call that had an event since the answer's last text:
+// the status bubble shows the newest one that is not final.
+type Touch struct {
+	ID string
+	// Phase is true when the call's newest event was a sub-agent's phase
+	// message, which the bubble then shows instead of the call's status.
+	Phase bool
+}
+
+func (s *State) touch(id string, phase bool) {
+	for i, t := range s.touched {
+		if t.ID == id {
+			s.touched = append(s.touched[:i], s.touched[i+1:]...)
+			break
+		}
+	}
+	s.touched = append(s.touched, Touch{ID: id, Phase: phase})
+}
+
+// Retrying returns the message of the model's retry the turn waits on
+// ("Rate limited — retrying in 3 s"), or "" once output followed it.
+func (s *State) Retrying() string { return s.retry }
+
+// Usage returns the tokens the turn's model calls used so far, as the
+// usage events and the end event report them.
+func (s *State) Usage() toolmark.Usage { return s.usage }
+
+// Touched returns the tool calls that had an event since the answer's last
+// text, oldest first, and whether any answer text arrived since the last
+// tool event: what the status bubble is made of (Bubble).
+func (s *State) Touched() (calls []Touch, texted bool) { return s.touched, s.texted }
 
 func (s *State) add(c *Call) {
 	if _, dup := s.byID[c.ID]; dup {
@@ -205,6 +253,9 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 			s.doc.AppendNeutralised(data.Text)
 			s.text = true
 		}
+		if strings.TrimSpace(data.Text) != "" {
+			s.touched, s.texted, s.retry = s.touched[:0], true, ""
+		}
 	case toolmark.ToolCallData:
 		return s.applyCall(d.Type, data, at)
 	case toolmark.TodoUpdateData:
@@ -213,16 +264,23 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 	case toolmark.SubagentStatusData:
 		if c, ok := s.byID[data.ToolCallID]; ok {
 			c.Phase = data.Message
+			if data.Message != "" {
+				s.touch(c.ID, true)
+			}
 		}
 	case toolmark.TurnQueuedData:
 		s.status = toolmark.TurnQueued
+		s.queued, s.queue = true, data.Position
 	case toolmark.TurnStartedData:
 		s.status = toolmark.TurnRunning
 	case toolmark.TurnEndData:
 		if data.Status == "" {
 			data.Status = d.Type.EndStatus()
 		}
-		s.status, s.end, s.milestone = data.Status, data, true
+		s.status, s.end, s.milestone, s.retry = data.Status, data, true, ""
+		if data.Usage != nil {
+			s.usage = *data.Usage
+		}
 	case toolmark.SnapshotData:
 		n, err := FromSnapshot(data)
 		if err != nil {
@@ -230,6 +288,10 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 		}
 		n.StatusText = s.StatusText
 		*s = *n
+	case toolmark.ModelRetryData:
+		s.retry = data.Message
+	case toolmark.UsageData:
+		s.usage = data.Total
 	case toolmark.RoundStartedData, nil:
 	default:
 		return fmt.Errorf("applying %s: unexpected data %T", d.Type, d.Data)
@@ -237,7 +299,7 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 	return nil
 }
 
-func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) error {
+func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) (err error) {
 	tc, err := toolcallmarkup.ParseOpenTag(data.Markup)
 	if err != nil {
 		return fmt.Errorf("applying %s: %w", typ, err)
@@ -245,6 +307,12 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at
 	if tc.ID != data.ToolCallID && data.ToolCallID != "" {
 		return fmt.Errorf("applying %s: markup is of call %q, not %q", typ, tc.ID, data.ToolCallID)
 	}
+	defer func() {
+		if err == nil {
+			s.touch(tc.ID, false)
+			s.retry = ""
+		}
+	}()
 	if data.ParentID != "" {
 		tc.ParentID = data.ParentID
 	}

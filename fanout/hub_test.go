@@ -1,4 +1,4 @@
-package runner
+package fanout
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func frames(turnID string, from, to int64, last toolmark.EventType) []Frame {
 		if seq == to && last != "" {
 			typ = last
 		}
-		out = append(out, NewFrame(toolmark.Event{Seq: seq, TurnID: turnID, Type: typ, Time: time.Unix(seq, 0).UTC(), Data: []byte(`{"text":"x"}`)}))
+		out = append(out, NewFrame(toolmark.Event{Seq: seq, TurnID: turnID, Type: typ, Time: time.Unix(seq, 0).UTC(), Data: []byte(`{"text":"x"}`)}, nil))
 	}
 	return out
 }
@@ -129,26 +129,5 @@ func TestHubRemote(t *testing.T) {
 	h.Prune(0)
 	if _, ok := h.turns["r"]; ok {
 		t.Error("Prune kept a remote turn nobody follows")
-	}
-}
-
-func TestParseEventsPayload(t *testing.T) {
-	tests := []struct {
-		in   string
-		id   string
-		seq  int64
-		good bool
-	}{
-		{"0b7c…:17", "0b7c…", 17, true},
-		{"a:b:5", "a:b", 5, true},
-		{":5", "", 0, false},
-		{"abc", "", 0, false},
-		{"abc:x", "", 0, false},
-	}
-	for _, tt := range tests {
-		id, seq, ok := parseEventsPayload(tt.in)
-		if ok != tt.good || id != tt.id || seq != tt.seq {
-			t.Errorf("parseEventsPayload(%q) = %q, %d, %v; want %q, %d, %v", tt.in, id, seq, ok, tt.id, tt.seq, tt.good)
-		}
 	}
 }

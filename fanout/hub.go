@@ -1,7 +1,19 @@
-package runner
+// Package fanout hands a turn's committed events to its followers on this
+// replica, from memory: one Hub per replica holds, per turn, the tail of
+// committed frames and the turn's live view (package liveview) that
+// rendering followers share — one registry, one lifetime.
+//
+// # Data flow
+//
+//	runner: commit → Hub.Publish(frames: typed payload + SSE bytes, built once)
+//	        → followers of events write the SSE bytes
+//	        → rendering followers apply the typed payloads to the turn's View
+//	          (nothing decoded) and write its coalesced render frames
+package fanout
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,18 +21,35 @@ import (
 	"github.com/toolmark/toolmark/internal/sse"
 )
 
-// Frame is one committed event and its SSE frame, built once for every
-// follower. Event.Data lies inside SSE.
+// Frame is one committed event: the event, its payload typed (one of the
+// toolmark.*Data values), and its SSE frame built once for every follower.
+// Event.Data lies inside SSE.
 type Frame struct {
 	Event toolmark.Event
+	Data  any
 	SSE   []byte
 }
 
-// NewFrame builds the frame of a committed event.
-func NewFrame(e toolmark.Event) Frame {
+// NewFrame builds the frame of a committed event whose typed payload is
+// data; nil leaves the payload to be decoded from e.Data when a view needs
+// it (an event read from the store).
+func NewFrame(e toolmark.Event, data any) Frame {
 	buf, start, end := sse.AppendEvent(make([]byte, 0, len(e.Data)+160), e)
 	e.Data = buf[start:end:end]
-	return Frame{Event: e, SSE: buf}
+	return Frame{Event: e, Data: data, SSE: buf}
+}
+
+// Payload returns the frame's typed payload, decoding the event's data when
+// the frame was built without it.
+func (f Frame) Payload() (any, error) {
+	if f.Data != nil {
+		return f.Data, nil
+	}
+	d, err := toolmark.DecodeData(f.Event.Type, f.Event.Data)
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", f.Event.Seq, err)
+	}
+	return d, nil
 }
 
 // LoadFunc reads the committed events of a turn after a seq from the store,
@@ -57,6 +86,7 @@ type hubTurn struct {
 	followers int
 	wake      chan struct{} // closed when the tail grows
 	touched   time.Time
+	view      *TurnView // the live view of rendering followers, made on first use
 }
 
 // DefaultTailBytes bounds the frames a Hub keeps per turn.
@@ -254,7 +284,7 @@ func (h *Hub) fetch(turnID string) {
 			cancel()
 			frames := make([]Frame, len(evs))
 			for i, e := range evs {
-				frames[i] = NewFrame(e)
+				frames[i] = NewFrame(e, nil)
 			}
 			h.mu.Lock()
 			h.append(t, frames)

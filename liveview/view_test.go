@@ -1,4 +1,4 @@
-package markdown
+package liveview
 
 import (
 	"encoding/json"
@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/mdcases"
+	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -80,15 +83,15 @@ func (l *eventLog) end() {
 // checkLive feeds evs to a Live, asking for an update after batches of
 // random size, and checks at each step that the blocks a follower has put
 // together equal Render of the content so far. It returns the final HTML.
-func checkLive(t *testing.T, r *Renderer, evs []toolmark.Event, rng *rand.Rand) string {
+func checkLive(t *testing.T, r *markdown.Renderer, evs []toolmark.Event, rng *rand.Rand) string {
 	t.Helper()
-	l := r.Live()
+	l := New(r)
 	var have []string // a follower's copy of the blocks
 	version := int64(-1)
 	for i := 0; i < len(evs); {
 		n := 1 + rng.IntN(4)
 		for ; n > 0 && i < len(evs); n, i = n-1, i+1 {
-			if err := l.Apply(evs[i]); err != nil {
+			if err := l.ApplyEvent(evs[i]); err != nil {
 				t.Fatalf("Apply(%d): %v", evs[i].Seq, err)
 			}
 		}
@@ -104,17 +107,21 @@ func checkLive(t *testing.T, r *Renderer, evs []toolmark.Event, rng *rand.Rand) 
 		}
 		have = have[:u.Count]
 		for _, b := range u.Blocks {
-			have[b.Index] = b.HTML
+			have[b.Index] = continued(have[b.Index], b)
 		}
 		version = u.Version
 		got := strings.Join(have, "")
-		want, err := r.Render(l.State().Content())
+		shown := l.Shown()
+		if !strings.HasPrefix(l.State().Content(), shown) || l.State().Status().Final() && shown != l.State().Content() {
+			t.Fatalf("after event %d: shown %q, content %q", l.Seq(), shown, l.State().Content())
+		}
+		want, err := r.Render(shown)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != want {
 			t.Fatalf("after event %d: live HTML differs from Render\ncontent: %q\nlive: %q\nwant: %q",
-				l.Seq(), l.State().Content(), got, want)
+				l.Seq(), shown, got, want)
 		}
 		if h, _ := l.HTML(); h != want {
 			t.Fatalf("HTML() differs from Render\nlive: %q\nwant: %q", h, want)
@@ -135,14 +142,14 @@ func streamText(l *eventLog, content string, rng *rand.Rand) {
 // TestLiveSpec streams every CommonMark spec example and every case file
 // in random chunks: at every step the live blocks equal Render's output.
 func TestLiveSpec(t *testing.T) {
-	r := New()
+	r := markdown.New()
 	rng := rand.New(rand.NewPCG(7, 11))
 	var inputs []string
-	for _, ex := range mustReadSpec(t) {
+	for _, ex := range mdcases.ReadSpec(t, "../markdown/testdata/spec.json") {
 		inputs = append(inputs, ex.Markdown)
 	}
 	for _, file := range []string{"markdown.txt", "structure.txt", "nesting.txt", "tools.txt", "hostile.txt"} {
-		for _, c := range mustReadCases(t, "testdata/"+file) {
+		for _, c := range mdcases.Read(t, "../markdown/testdata/"+file) {
 			if strings.Contains(c.Markdown, "<ToolCall") {
 				continue // tags are events, not text (TestLiveTools)
 			}
@@ -174,9 +181,9 @@ func TestLiveBlocksFinish(t *testing.T) {
 		l.text(p)
 	}
 	l.end()
-	live := New().Live()
+	live := New(markdown.New())
 	for _, e := range l.evs {
-		if err := live.Apply(e); err != nil {
+		if err := live.ApplyEvent(e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +198,7 @@ func TestLiveBlocksFinish(t *testing.T) {
 // TestLiveTools: tool calls start, nest and change status between text; a
 // tool event changes only the block holding its element.
 func TestLiveTools(t *testing.T) {
-	r := New()
+	r := markdown.New()
 	rng := rand.New(rand.NewPCG(3, 5))
 	l := newEventLog(t)
 	l.text("Let me **look** that up.\n\n")
@@ -218,19 +225,19 @@ func TestLiveTools(t *testing.T) {
 	}
 
 	// Once its block is finished, a tool event changes that block only.
-	live := r.Live()
+	live := New(r)
 	var at int
 	for i, e := range l.evs {
 		if e.Type == toolmark.EventToolCallSuccess {
 			at = i
 			break
 		}
-		if err := live.Apply(e); err != nil {
+		if err := live.ApplyEvent(e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	u, _ := live.Update(-1)
-	if err := live.Apply(l.evs[at]); err != nil { // s1 succeeds
+	if err := live.ApplyEvent(l.evs[at]); err != nil { // s1 succeeds
 		t.Fatal(err)
 	}
 	u2, _ := live.Update(u.Version)
@@ -242,7 +249,7 @@ func TestLiveTools(t *testing.T) {
 // TestLiveRefs: link reference definitions, wherever they stand, link the
 // text before them too.
 func TestLiveRefs(t *testing.T) {
-	r := New()
+	r := markdown.New()
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, in := range []string{
 		"See [the docs].\n\nMore text.\n\n- a\n- b\n\n[the docs]: https://example.com/docs \"Docs\"\n\nAfter.\n",
@@ -262,7 +269,7 @@ func TestLiveRefs(t *testing.T) {
 // TestLiveSnapshot: a snapshot replaces everything; events at or before the
 // Live's seq are skipped, so followers may feed it overlapping batches.
 func TestLiveSnapshot(t *testing.T) {
-	r := New()
+	r := markdown.New()
 	l := newEventLog(t)
 	l.text("# Title\n\nFirst paragraph.\n\n")
 	l.start(toolcallmarkup.ToolCall{ID: "s1", Type: "search_documents", Status: toolcallmarkup.StatusRunning})
@@ -276,12 +283,12 @@ func TestLiveSnapshot(t *testing.T) {
 
 	raw, _ := json.Marshal(toolmark.SnapshotData{Content: content, Seq: snapSeq, Status: toolmark.TurnRunning})
 	snap := toolmark.Event{Seq: snapSeq, Type: toolmark.EventSnapshot, Data: raw}
-	live := r.Live()
-	if err := live.Apply(snap); err != nil {
+	live := New(r)
+	if err := live.ApplyEvent(snap); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range l.evs { // overlapping: the events before the snapshot are skipped
-		if err := live.Apply(e); err != nil {
+		if err := live.ApplyEvent(e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -290,7 +297,7 @@ func TestLiveSnapshot(t *testing.T) {
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if err := live.Apply(snap); err != nil { // an old snapshot changes nothing
+	if err := live.ApplyEvent(snap); err != nil { // an old snapshot changes nothing
 		t.Fatal(err)
 	}
 	if got, _ := live.HTML(); got != want {
@@ -303,11 +310,11 @@ func TestLiveSnapshot(t *testing.T) {
 // by the next text and by the end of the turn.
 func TestLiveStatus(t *testing.T) {
 	l := newEventLog(t)
-	live := New().Live()
+	live := New(markdown.New())
 	step := func(want string) {
 		t.Helper()
 		for _, e := range l.evs[live.Seq():] {
-			if err := live.Apply(e); err != nil {
+			if err := live.ApplyEvent(e); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -345,12 +352,12 @@ func TestLiveStatus(t *testing.T) {
 // started and finished between its chunks, the live blocks equal Render's
 // output at every step.
 func FuzzLive(f *testing.F) {
-	for _, c := range mustReadCases(f, "testdata/markdown.txt") {
+	for _, c := range mdcases.Read(f, "../markdown/testdata/markdown.txt") {
 		f.Add(c.Markdown, uint64(1))
 	}
 	f.Add("# H\n\n- a\n- b\n\n> q\n\n```\ncode\n```\n\n[r]: /u\n\n[r]", uint64(2))
 	f.Add("a\n***\nb\n===\n\n1. x\n2. y\n\n    indented\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", uint64(3))
-	r := New()
+	r := markdown.New()
 	f.Fuzz(func(t *testing.T, text string, seed uint64) {
 		if strings.IndexByte(text, 0) >= 0 || len(text) > 2000 {
 			return // the check renders the whole content at every step: keep it small
@@ -390,3 +397,54 @@ func FuzzLive(f *testing.F) {
 }
 
 func toValidUTF8(s string) string { return strings.ToValidUTF8(s, "?") }
+
+// continued applies a block update to the block a follower holds, as the
+// page does: the first From UTF-16 code units of it, then HTML.
+func continued(had string, b Block) string {
+	if b.From == 0 {
+		return b.HTML
+	}
+	units := 0
+	for i, r := range had {
+		if units == b.From {
+			return had[:i] + b.HTML
+		}
+		units += utf16.RuneLen(r)
+	}
+	return had + b.HTML
+}
+
+// TestNoRawMarkers: an answer streamed a character at a time never shows
+// an emphasis or code-span marker raw while it streams, and shows them all
+// formatted at the end.
+func TestNoRawMarkers(t *testing.T) {
+	r := markdown.New()
+	l := newEventLog(t)
+	v := New(r)
+	for _, c := range strings.Split("Some **bold words** and `a code span` and __more__.", "") {
+		l.text(c)
+		l.flush()
+		for _, e := range l.evs[v.Seq():] {
+			if err := v.ApplyEvent(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		html, err := v.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(html, "**") || strings.Contains(html, "`") || strings.Contains(html, "__") {
+			t.Fatalf("a raw marker shows: %q", html)
+		}
+	}
+	l.end()
+	for _, e := range l.evs[v.Seq():] {
+		if err := v.ApplyEvent(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	html, _ := v.HTML()
+	if want := "<p>Some <strong>bold words</strong> and <code>a code span</code> and <strong>more</strong>.</p>\n"; html != want {
+		t.Errorf("final html %q, want %q", html, want)
+	}
+}

@@ -1,0 +1,21 @@
+package toolmark
+
+// HistoryTurn is one finished turn of a conversation as an agent needs it
+// to rebuild the model's message history: the store reads it, the agent
+// turns it into model messages.
+type HistoryTurn struct {
+	TurnID           string
+	Status           TurnStatus
+	UserText         string
+	AssistantContent string           // ToolCall markup, final statuses only
+	ToolCalls        []ToolCallRecord // the turn's tool-call records
+}
+
+// Resume is an answer begun on another replica (one that handed its turns
+// over while it drained), as its events left it: the agent that takes the
+// turn continues it.
+type Resume struct {
+	Content   string           // the answer's ToolCall markup so far
+	ToolCalls []ToolCallRecord // its tool calls; the finished ones go back to the model
+	Todos     []Todo           // its task list
+}
