@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,14 +104,19 @@ type Message struct {
 	HTML      string                    `json:"html"`
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
+	Usage     *toolmark.Usage           `json:"usage,omitempty"` // the answer's tokens, once its turn ended
 }
 
-// Conversation is a conversation with its messages and its active turn,
-// if one runs: GET /api/conversations/{id}.
+// Conversation is a conversation with a page of its messages (the latest,
+// oldest first) and its active turn, if one runs: GET
+// /api/conversations/{id}. More is true when older messages come before
+// them: GetConversationBefore(ctx, id, Before, n) returns those.
 type Conversation struct {
 	Conversation toolmark.Conversation `json:"conversation"`
 	Messages     []Message             `json:"messages"`
 	ActiveTurn   *toolmark.Turn        `json:"activeTurn"`
+	More         bool                  `json:"more"`
+	Before       int64                 `json:"before,omitempty"`
 }
 
 // TurnInfo is the answer to a new turn: the turn and the URL of its events.
@@ -166,10 +172,29 @@ func (c *Client) ListConversations(ctx context.Context) ([]toolmark.Conversation
 	return out.Conversations, err
 }
 
-// GetConversation returns a conversation with its messages.
+// GetConversation returns a conversation with its latest messages (the
+// server's default page).
 func (c *Client) GetConversation(ctx context.Context, id string) (Conversation, error) {
+	return c.GetConversationBefore(ctx, id, 0, 0)
+}
+
+// GetConversationBefore returns a conversation with up to limit of its
+// messages (0: the server's default) before the position before (0: the
+// latest).
+func (c *Client) GetConversationBefore(ctx context.Context, id string, before int64, limit int) (Conversation, error) {
+	q := url.Values{}
+	if before > 0 {
+		q.Set("before", strconv.FormatInt(before, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/api/conversations/" + url.PathEscape(id)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
 	var out Conversation
-	err := c.do(ctx, http.MethodGet, "/api/conversations/"+url.PathEscape(id), nil, nil, &out)
+	err := c.do(ctx, http.MethodGet, path, nil, nil, &out)
 	return out, err
 }
 

@@ -106,6 +106,49 @@ func TestCalls(t *testing.T) {
 			}
 			return err
 		}, 200, `{"conversationId":"a","turn":{"id":"t"},"message":{"id":"m","html":"<p>ok</p>"}}`, "POST", "/api/chat", `{"content":"hi","conversationId":"a"}`, nil},
+		{"rename", func(c *Client) error {
+			conv, err := c.RenameConversation(context.Background(), "c1", "Notes")
+			if err == nil && conv.Title != "Notes" {
+				t.Errorf("got %+v", conv)
+			}
+			return err
+		}, 200, `{"conversation":{"id":"c1","title":"Notes"}}`, "PATCH", "/api/conversations/c1", `{"title":"Notes"}`, nil},
+		{"search", func(c *Client) error {
+			l, err := c.ListConversationsPage(context.Background(), "last event", "cur", 10)
+			if err == nil && (len(l.Conversations) != 1 || l.Next != "n2") {
+				t.Errorf("got %+v", l)
+			}
+			return err
+		}, 200, `{"conversations":[{"id":"c1","snippet":"…"}],"next":"n2"}`, "GET", "/api/conversations", "", nil},
+		{"retry", func(c *Client) error {
+			ti, err := c.RetryTurn(context.Background(), "t1", "k1")
+			if err == nil && ti.Turn.ID != "t2" {
+				t.Errorf("got %+v", ti)
+			}
+			return err
+		}, 202, `{"turn":{"id":"t2"},"eventsUrl":"/api/turns/t2/events"}`, "POST", "/api/turns/t1/retry", `{}`, map[string]string{"Idempotency-Key": "k1"}},
+		{"regenerate", func(c *Client) error {
+			_, err := c.RegenerateTurn(context.Background(), "t1", "")
+			return err
+		}, 202, `{"turn":{"id":"t2"}}`, "POST", "/api/turns/t1/regenerate", `{}`, nil},
+		{"edit", func(c *Client) error {
+			_, err := c.EditMessage(context.Background(), "m1", "What is a lease?", "")
+			return err
+		}, 202, `{"turn":{"id":"t2"}}`, "POST", "/api/messages/m1/edit", `{"content":"What is a lease?"}`, nil},
+		{"export", func(c *Client) error {
+			b, err := c.ExportConversation(context.Background(), "c1", "markdown")
+			if err == nil && string(b) != `{"x":1}` {
+				t.Errorf("got %q", b)
+			}
+			return err
+		}, 200, `{"x":1}`, "GET", "/api/conversations/c1/export", "", nil},
+		{"older messages", func(c *Client) error {
+			cv, err := c.GetConversationBefore(context.Background(), "c1", 40, 20)
+			if err == nil && (!cv.More || cv.Before != 20) {
+				t.Errorf("got %+v", cv)
+			}
+			return err
+		}, 200, `{"conversation":{"id":"c1"},"messages":[],"more":true,"before":20}`, "GET", "/api/conversations/c1", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

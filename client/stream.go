@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/toolcallmarkup"
@@ -158,6 +159,24 @@ func AccumulatorOf(m Message) (*Accumulator, error) {
 	return a, nil
 }
 
+// Clone returns an Accumulator holding what a holds now, without its
+// handlers: a still copy (the terminal client's expanded view is one).
+func (a *Accumulator) Clone() *Accumulator {
+	status := toolmark.MessageStreaming
+	if st := a.st.Status(); st.Final() {
+		status = st.MessageStatus()
+	}
+	c, err := AccumulatorOf(Message{Message: toolmark.Message{Content: a.Content(), Seq: a.Seq(), Status: status},
+		ToolCalls: a.st.Records(), Todos: a.st.Todos()})
+	if err != nil {
+		return NewAccumulator(nil)
+	}
+	if end, ok := a.st.End(); ok {
+		c.st.Apply(toolmark.Draft{Type: end.Status.EndEvent(), Data: end}, time.Time{})
+	}
+	return c
+}
+
 // Add applies one event and calls the handlers for what it changed.
 func (a *Accumulator) Add(ev Event) error {
 	if ev.Type != toolmark.EventSnapshot && ev.Seq > 0 && ev.Seq <= a.st.Seq() {
@@ -273,3 +292,9 @@ func (a *Accumulator) End() (toolmark.TurnEndData, bool) { return a.st.End() }
 // Seq returns the seq of the last event applied: the cursor to resume
 // from.
 func (a *Accumulator) Seq() int64 { return a.st.Seq() }
+
+// Bubble returns the status line to show while the turn runs ("Thinking…",
+// the status of the tool call that moved last, "" once answer text
+// follows): the same rule the server applies for the page's status bubble
+// (turnstate.State.Bubble).
+func (a *Accumulator) Bubble() string { return a.st.Bubble() }

@@ -257,9 +257,15 @@ func TestTUICancel(t *testing.T) {
 	if strings.Count(st.Content, `status="cancelled"`) > 0 && !strings.Contains(screen, "⊘") {
 		t.Errorf("no cancelled tool shows:\n%s", screen)
 	}
-	// The client is still there: a second Ctrl-C quits it.
+	// The client is still there. On an idle, empty prompt a Ctrl-C asks
+	// before quitting; a second one quits.
 	if strings.Contains(screen, "EXIT=") {
 		t.Fatalf("the first Ctrl-C quit:\n%s", screen)
+	}
+	tm.keys("C-c")
+	screen = tm.waitText("Press Ctrl-C again to quit")
+	if strings.Contains(screen, "EXIT=") {
+		t.Fatalf("a Ctrl-C on an idle prompt quit at once:\n%s", screen)
 	}
 	tm.keys("C-c")
 	tm.waitText("EXIT=0")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -38,25 +39,76 @@ const (
 
 // renderer turns a turn's state into terminal lines: the answer's text as
 // rendered markdown, a line per tool call (collapsed) or a block with its
-// full parameters and result (expanded), and the task list. It caches the
-// markdown of text runs, so a streaming turn re-renders only its last run.
+// full parameters and result (expanded), and the task list.
+//
+// Markdown is rendered a block at a time (blocks end at blank lines outside
+// code fences) and each block's rendering is kept: while an answer
+// streams, only its trailing block is rendered again — and from it, an
+// emphasis or code span not closed yet on its last line is held back
+// (markdown.HoldBack), so no raw marker flashes.
 type renderer struct {
 	width int
+	style string // a glamour standard style: dark, light, notty, …
 	md    *glamour.TermRenderer
 	cache map[string]string
+	// done is the streaming run's finished blocks: their source, a
+	// prefix of the run, and their rendering; a draw renders only what
+	// follows.
+	done struct{ src, out string }
 }
 
-func newRenderer(width int) *renderer {
-	r := &renderer{width: max(width, 20), cache: map[string]string{}}
-	md, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(r.width-4))
+func newRenderer(width int, style string) *renderer {
+	if style == "" {
+		style = "dark"
+	}
+	r := &renderer{width: max(width, 20), style: style, cache: map[string]string{}}
+	md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(r.width-4))
 	if err == nil {
 		r.md = md
 	}
 	return r
 }
 
-// markdown renders one run of answer text (already sanitised).
-func (r *renderer) markdown(text string) string {
+// markdown renders one run of answer text (sanitised already); live holds
+// back what its last line has not closed yet.
+func (r *renderer) markdown(text string, live bool) string {
+	if !live {
+		var out []string
+		for _, b := range splitBlocks(text) {
+			if md := r.block(b); md != "" {
+				out = append(out, md)
+			}
+		}
+		return strings.Join(out, "\n\n")
+	}
+	if !strings.HasPrefix(text, r.done.src) {
+		r.done.src, r.done.out = "", ""
+	}
+	blocks := splitBlocks(text[len(r.done.src):])
+	for _, b := range blocks[:max(len(blocks)-1, 0)] {
+		// Finished: rendered once, kept with the run's finished part.
+		r.done.src = text[:len(r.done.src)+strings.Index(text[len(r.done.src):], b)+len(b)]
+		r.done.out = joinRendered(r.done.out, r.block(b))
+	}
+	if len(blocks) == 0 {
+		return r.done.out
+	}
+	return joinRendered(r.done.out, r.block(markdown.HoldBack(blocks[len(blocks)-1])))
+}
+
+// joinRendered joins two rendered pieces with a blank line.
+func joinRendered(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// block renders one block of markdown, or returns it from the cache.
+func (r *renderer) block(text string) string {
 	if strings.TrimSpace(text) == "" {
 		return ""
 	}
@@ -69,10 +121,38 @@ func (r *renderer) markdown(text string) string {
 			out = strings.Trim(s, "\n")
 		}
 	}
-	if len(r.cache) > 512 {
+	if len(r.cache) > 4096 {
 		clear(r.cache)
 	}
 	r.cache[text] = out
+	return out
+}
+
+// splitBlocks cuts markdown at blank lines that are not inside a fenced
+// code block: each piece renders the same alone as within the whole (but
+// for reference links and loose lists, which an answer seldom has).
+func splitBlocks(text string) []string {
+	var out []string
+	start, fence := 0, ""
+	pos := 0
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+				fence = ""
+			}
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = t[:3]
+		case t == "" && pos > start:
+			out = append(out, text[start:pos])
+			start = pos + len(line)
+		}
+		pos += len(line)
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
 	return out
 }
 
@@ -94,8 +174,9 @@ func (r *renderer) turn(v turnView) string {
 	spans := toolcallmarkup.Scan(content)
 	depth := make([]int, len(spans))
 	last := 0
-	text := func(s string) {
-		if md := r.markdown(Sanitize(toolcallmarkup.RestoreText(s))); md != "" {
+	live := !v.acc.Status().Final()
+	text := func(s string, last bool) {
+		if md := r.markdown(Sanitize(toolcallmarkup.RestoreText(s)), live && last); md != "" {
 			b.WriteString(md)
 			b.WriteString("\n")
 		}
@@ -104,7 +185,7 @@ func (r *renderer) turn(v turnView) string {
 		if sp.Parent >= 0 {
 			depth[i] = depth[sp.Parent] + 1
 		} else {
-			text(content[last:sp.Start])
+			text(content[last:sp.Start], false)
 			last = sp.End
 		}
 		c, ok := v.acc.ToolCall(sp.Call.ID)
@@ -119,7 +200,7 @@ func (r *renderer) turn(v turnView) string {
 		}
 		b.WriteString("\n")
 	}
-	text(content[last:])
+	text(content[last:], true)
 	if end, ok := v.acc.End(); ok && end.Status != toolmark.TurnCompleted {
 		b.WriteString(endLine(end))
 		b.WriteString("\n")
@@ -285,16 +366,9 @@ func (r *renderer) todos(todos []toolmark.Todo) string {
 	return b.String()
 }
 
-// statusLine is the line under a running turn until its first token: the
-// running tool's status text, or "Thinking…".
-func statusLine(acc *client.Accumulator, frame string) string {
-	text := "Thinking…"
-	for _, c := range slices.Backward(acc.ToolCalls()) {
-		if !c.Status.Final() {
-			text = statusText(c)
-			break
-		}
-	}
+// statusLine is the line under a running turn while its status bubble
+// (client.Accumulator.Bubble) has something to say.
+func statusLine(text, frame string) string {
 	return styleSpinner.Render(frame) + " " + styleMuted.Render(SanitizeLine(text))
 }
 

@@ -34,7 +34,7 @@ func call(st toolcallmarkup.Status, d toolmark.ToolCallData) toolmark.ToolCallDa
 }
 
 func TestToolLineStages(t *testing.T) {
-	r := newRenderer(100)
+	r := newRenderer(100, "dark")
 	steps := []any{toolmark.EventToolCallStarted, call(toolcallmarkup.StatusPending, toolmark.ToolCallData{})}
 	view := func() string { return Sanitize(r.turn(turnView{acc: acc(t, steps...), frame: "⠋"})) }
 	if got := view(); !strings.Contains(got, "⠋ fetch_url · preparing…") {
@@ -62,7 +62,7 @@ func TestToolLineStages(t *testing.T) {
 }
 
 func TestTodosAndEndLine(t *testing.T) {
-	r := newRenderer(80)
+	r := newRenderer(80, "dark")
 	a := acc(t,
 		toolmark.EventTodoUpdate, toolmark.TodoUpdateData{Todos: []toolmark.Todo{{Text: "one", Status: toolmark.TodoDone}, {Text: "two", Status: toolmark.TodoCancelled}}},
 		toolmark.EventTextDelta, toolmark.TextDeltaData{Text: "partial"},

@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/statustext"
 )
 
 // Errors a turn ends with when it did not complete; errors.Is tells them
@@ -27,7 +25,7 @@ var (
 // turns.
 func startTurn(ctx context.Context, c *client.Client, convID, text string) (conv string, ti client.TurnInfo, err error) {
 	if convID == "" {
-		cv, err := c.CreateConversation(ctx, title(text))
+		cv, err := c.CreateConversation(ctx, "") // the server titles it from the first question
 		if err != nil {
 			return "", ti, fmt.Errorf("creating a conversation: %w", err)
 		}
@@ -67,11 +65,6 @@ func endError(end toolmark.TurnEndData) error {
 		msg = string(end.Status)
 	}
 	return fmt.Errorf("%w: %s", ErrTurnFailed, msg)
-}
-
-// title makes a conversation title from its first message.
-func title(s string) string {
-	return statustext.Truncate(strings.Join(strings.Fields(s), " "), 60)
 }
 
 func newIdempotencyKey() string {

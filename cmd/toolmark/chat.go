@@ -143,7 +143,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// ends it.
 		signal.Ignore(os.Interrupt)
 		defer signal.Reset(os.Interrupt)
-		return chatExit(tui.Run(ctx, tui.Config{Client: c, ConversationID: *convID, Server: *server}))
+		return chatExit(tui.Run(ctx, tui.Config{Client: c, ConversationID: *convID, Server: *server, Style: os.Getenv("GLAMOUR_STYLE")}))
 	}
 
 	// Ctrl-C is read from the signal itself, not from ctx: the caller's

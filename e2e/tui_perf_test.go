@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/testserver"
+)
+
+// TestTUILongAnswer measures the terminal client on a 40 KB answer streamed
+// in small chunks (10 ms apart): the time from the server's end of the
+// turn to the screen showing the answer's end, and the client's CPU time
+// for the whole answer. It reports the figures (docs/performance.md) and
+// fails only when the screen never shows the end; set
+// TOOLMARK_TUI_PERF=1 to run it (it takes about a minute).
+func TestTUILongAnswer(t *testing.T) {
+	if os.Getenv("TOOLMARK_TUI_PERF") == "" {
+		t.Skip("set TOOLMARK_TUI_PERF=1 to measure the terminal client on a long answer")
+	}
+	bin := testserver.Binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv, err := bench.StartServer(ctx, bench.ServerConfig{Command: []string{bin, "serve"}, DatabaseURL: pgtest.URL(t),
+		Demo: bench.Demo{Delay: 10 * time.Millisecond, Tools: -1, AnswerBytes: 40000, AnswerShape: "mixed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	tm := startTerm(t, srv.URL, 120, 50)
+	tm.waitText("offline demo model")
+	tm.typeLine("Write a long answer.")
+	c := client.New(srv.URL)
+	turnID := activeTurn(t, c)
+	pid := clientPID(t, tm)
+	var end time.Time
+	for ev, err := range c.Events(ctx, turnID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type.Terminal() {
+			end = time.Now()
+			break
+		}
+	}
+	st, _ := c.GetTurn(ctx, turnID)
+	if st.Turn.Status != toolmark.TurnCompleted {
+		t.Fatalf("turn %s", st.Turn.Status)
+	}
+	words := strings.Fields(st.Content)
+	tail := words[len(words)-1]
+	tm.waitFor("the answer's end", func(s string) bool { return strings.Contains(s, tail) && !spinnerRE.MatchString(s) })
+	lag := time.Since(end)
+	cpu := processCPU(t, pid)
+	t.Logf("40 KB answer: the screen showed its end %v after the server's end; the client used %v of CPU", lag.Round(time.Millisecond), cpu.Round(time.Millisecond))
+}
+
+// clientPID finds the toolmark chat process of a terminal.
+func clientPID(t *testing.T, tm *term) int {
+	t.Helper()
+	shell := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "t", "#{pane_pid}"))
+	out, err := exec.Command("pgrep", "-f", "-P", shell, "toolmark").Output()
+	if err != nil {
+		// The shell runs the script, which runs the client.
+		out, _ = exec.Command("sh", "-c", "pgrep -f 'toolmark chat' | head -1").Output()
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(out) + " 0")[0])
+	if err != nil || pid == 0 {
+		t.Fatalf("no client process under %s", shell)
+	}
+	return pid
+}
+
+// processCPU returns a process's user and system time so far.
+func processCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond // clock ticks of 10 ms
+}

@@ -1,0 +1,269 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+)
+
+// entry is one turn of the transcript: the user's message and the answer.
+type entry struct {
+	user string
+	acc  *client.Accumulator // nil for a question whose answer is on the next page
+	// the live turn's state
+	turnID       string
+	running      bool
+	cancelling   bool
+	reconnecting *client.ConnState
+	err          error
+	// rendered caches a finished turn's lines per view (collapsed,
+	// expanded) at the renderer's width.
+	rendered [2]string
+}
+
+// frameInterval is the least time between two draws of a streaming turn:
+// about the frame rate a terminal shows.
+const frameInterval = 33 * time.Millisecond
+
+// frameMsg asks for the draw a streaming turn's change put off.
+type frameMsg struct{}
+
+// chat is the transcript: the conversation's history, the live turn, the
+// renderer and the viewport. While a turn streams its changes are drawn
+// at most once per frameInterval; the expanded view is a snapshot, kept
+// as copies of the turns, that no update touches.
+type chat struct {
+	convID, title string
+	history       []*entry
+	live          *entry
+	more          bool  // older messages come before the history
+	before        int64 // their cursor
+
+	r        *renderer
+	vp       pane
+	width    int
+	frame    string // the spinner's frame
+	expanded bool
+	snapshot []*entry // the expanded view's copies
+
+	dirty, scheduled bool
+	lastDraw         time.Time
+}
+
+func newChat(width int, style string) *chat {
+	return &chat{r: newRenderer(width, style), width: width, frame: "⠋"}
+}
+
+func (c *chat) running() bool { return c.live != nil && c.live.running }
+
+// resize lays the transcript out for a new size: the same content, the
+// expanded view's snapshot included, wrapped anew.
+func (c *chat) resize(width, height int) {
+	if width != c.width {
+		c.width = width
+		c.r = newRenderer(width, c.r.style)
+		c.forget()
+	}
+	c.vp.setSize(width, height)
+	c.draw(false)
+}
+
+// setStyle renders with another markdown style.
+func (c *chat) setStyle(style string) {
+	if style == c.r.style {
+		return
+	}
+	c.r = newRenderer(c.width, style)
+	c.forget()
+	c.draw(false)
+}
+
+// forget drops the finished turns' cached lines.
+func (c *chat) forget() {
+	for _, list := range [][]*entry{c.history, c.snapshot} {
+		for _, e := range list {
+			e.rendered = [2]string{}
+		}
+	}
+}
+
+// changed records that the live turn changed: it is drawn now if a frame
+// is due, else once one is (the returned command).
+func (c *chat) changed() tea.Cmd {
+	if c.expanded {
+		return nil // the snapshot stays as it is
+	}
+	if wait := frameInterval - time.Since(c.lastDraw); wait > 0 {
+		c.dirty = true
+		if c.scheduled {
+			return nil
+		}
+		c.scheduled = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
+	}
+	c.draw(false)
+	return nil
+}
+
+// frameDue draws what a change put off.
+func (c *chat) frameDue() tea.Cmd {
+	c.scheduled = false
+	if c.dirty && !c.expanded {
+		c.draw(false)
+	}
+	return nil
+}
+
+// redraw draws now (the spinner moved).
+func (c *chat) redraw() {
+	if !c.expanded {
+		c.draw(false)
+	}
+}
+
+// draw renders the transcript into the viewport, following its end when it
+// was there (or when follow is set).
+func (c *chat) draw(follow bool) {
+	atBottom := c.vp.atBottom() || follow
+	c.vp.setContent(c.transcript())
+	if atBottom {
+		c.vp.gotoBottom()
+	}
+	c.dirty, c.lastDraw = false, time.Now()
+}
+
+// toggleExpanded switches between the live view and the expanded view,
+// taking the snapshot.
+func (c *chat) toggleExpanded() {
+	c.expanded = !c.expanded
+	c.snapshot = nil
+	if c.expanded {
+		c.snapshot = append(c.snapshot, c.history...)
+		if c.live != nil {
+			frozen := *c.live
+			frozen.acc = c.live.acc.Clone()
+			frozen.rendered = [2]string{}
+			c.snapshot = append(c.snapshot, &frozen)
+		}
+	}
+	c.draw(true)
+}
+
+// transcript renders the conversation: the history and the live turn, or
+// the snapshot.
+func (c *chat) transcript() string {
+	view, list, live := 0, c.history, c.live
+	if c.expanded {
+		view, list, live = 1, c.snapshot, nil
+	}
+	var parts []string
+	if c.more {
+		parts = append(parts, styleMuted.Render("↑ PgUp at the top shows earlier messages"))
+	}
+	for _, e := range list {
+		if e.rendered[view] == "" || e.running {
+			e.rendered[view] = c.entryView(e, c.expanded)
+		}
+		parts = append(parts, e.rendered[view])
+	}
+	if live != nil {
+		parts = append(parts, c.entryView(live, false))
+	}
+	if len(parts) == 0 {
+		return styleMuted.Render("No messages yet. Ask something below; /help lists the commands.")
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// entryView renders one turn: the user's message, the answer and, while
+// it runs, its status line. A frozen turn (the expanded view's) shows no
+// spinner.
+func (c *chat) entryView(e *entry, frozen bool) string {
+	var b strings.Builder
+	if e.user != "" {
+		b.WriteString(styleUser.Render("› ") + ansi.Wrap(Sanitize(e.user), max(c.width-2, 10), "") + "\n")
+	}
+	if e.acc == nil {
+		return strings.TrimRight(b.String(), "\n")
+	}
+	frame := c.frame
+	if frozen {
+		frame = "…"
+	}
+	if ans := c.r.turn(turnView{acc: e.acc, expanded: c.expanded, frame: frame}); ans != "" {
+		b.WriteString(ans + "\n")
+	}
+	switch {
+	case e.running && frozen:
+		b.WriteString(styleMuted.Render("… still running when this view was taken") + "\n")
+	case e.running && e.reconnecting != nil:
+		b.WriteString(styleWarn.Render(fmt.Sprintf("⟳ reconnecting… (attempt %d)", e.reconnecting.Attempt)) + "\n")
+	case e.running && e.cancelling:
+		b.WriteString(styleMuted.Render(c.frame+" cancelling… (Ctrl-C again to quit)") + "\n")
+	case e.running && e.acc.Bubble() != "":
+		b.WriteString(statusLine(e.acc.Bubble(), c.frame) + "\n")
+	}
+	if e.err != nil {
+		b.WriteString(styleErr.Render(markErr+" "+errText(e.err)) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// view is the viewport.
+func (c *chat) view() string { return c.vp.view() }
+
+// lastTurn returns the newest turn shown (the live one first), or nil.
+func (c *chat) lastTurn() *entry {
+	if c.live != nil {
+		return c.live
+	}
+	if n := len(c.history); n > 0 {
+		return c.history[n-1]
+	}
+	return nil
+}
+
+// entriesOf pairs a page of messages into turns: a question and its
+// answer (the answer of a page's last question may be on the next one).
+func entriesOf(msgs []client.Message) []*entry {
+	var out []*entry
+	var cur *entry
+	for _, msg := range msgs {
+		if msg.Role == toolmark.RoleUser {
+			cur = &entry{user: msg.Content}
+			out = append(out, cur)
+			continue
+		}
+		acc, err := client.AccumulatorOf(msg)
+		if err != nil {
+			continue
+		}
+		if cur == nil || cur.acc != nil {
+			cur = &entry{}
+			out = append(out, cur)
+		}
+		cur.acc, cur.turnID = acc, msg.TurnID
+	}
+	return out
+}
+
+// prepend puts an older page's turns before the history, joining a
+// question cut from its answer by the page break, and keeps the screen on
+// what it showed.
+func (c *chat) prepend(older []*entry) {
+	if n := len(older); n > 0 && len(c.history) > 0 && older[n-1].acc == nil && c.history[0].user == "" {
+		c.history[0].user = older[n-1].user
+		c.history[0].rendered = [2]string{}
+		older = older[:n-1]
+	}
+	lines := c.vp.lineCount()
+	c.history = append(older, c.history...)
+	c.vp.setContent(c.transcript())
+	c.vp.scroll(c.vp.lineCount() - lines)
+}

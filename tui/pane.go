@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// pane shows a window of lines that are laid out already (wrapped to the
+// width by the renderer) and scrolls it. It stands in for bubbles'
+// viewport, which measures the display width of every line — grapheme by
+// grapheme — on each change and each scroll question: with a 40 KB answer
+// streaming that cost seconds of CPU; a pane measures only the lines it
+// shows.
+type pane struct {
+	lines         []string
+	width, height int
+	y             int // the first line shown
+}
+
+// setSize sets the pane's size.
+func (p *pane) setSize(width, height int) {
+	p.width, p.height = width, max(height, 1)
+	p.clamp()
+}
+
+// setContent replaces the lines.
+func (p *pane) setContent(s string) {
+	p.lines = strings.Split(s, "\n")
+	p.clamp()
+}
+
+func (p *pane) maxY() int { return max(len(p.lines)-p.height, 0) }
+
+func (p *pane) clamp() { p.y = min(max(p.y, 0), p.maxY()) }
+
+func (p *pane) atTop() bool    { return p.y == 0 }
+func (p *pane) atBottom() bool { return p.y >= p.maxY() }
+
+func (p *pane) gotoBottom() { p.y = p.maxY() }
+
+func (p *pane) scroll(n int) {
+	p.y += n
+	p.clamp()
+}
+
+func (p *pane) pageUp()   { p.scroll(-max(p.height-1, 1)) }
+func (p *pane) pageDown() { p.scroll(max(p.height-1, 1)) }
+
+// lineCount is the number of lines.
+func (p *pane) lineCount() int { return len(p.lines) }
+
+// view renders the lines shown, each cut to the width, padded to the
+// height.
+func (p *pane) view() string {
+	out := make([]string, p.height)
+	for i := range out {
+		if k := p.y + i; k < len(p.lines) {
+			out[i] = ansi.Truncate(p.lines[k], p.width, "…")
+		}
+	}
+	return strings.Join(out, "\n")
+}
