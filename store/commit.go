@@ -51,6 +51,7 @@ type TurnWrite struct {
 type Finish struct {
 	Status toolmark.TurnStatus
 	Error  string
+	Usage  toolmark.Usage // the tokens of the turn's model calls
 }
 
 func (w TurnWrite) lastSeq() int64 {
@@ -200,7 +201,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 		tdTurn, tdTodos        []string
 		fTurn, fStatus, fError []string
 		fContent, fMsgStatus   []string
-		fSeq                   []int64
+		fSeq, fIn, fOut        []int64
 		hTurn                  []string
 		hTTL                   []time.Duration
 		notes                  []string
@@ -221,6 +222,7 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 			fTurn, fStatus, fError = append(fTurn, w.TurnID), append(fStatus, string(w.Finish.Status)), append(fError, w.Finish.Error)
 			fContent, fSeq = append(fContent, *w.Content), append(fSeq, w.lastSeq())
 			fMsgStatus = append(fMsgStatus, string(w.Finish.Status.MessageStatus()))
+			fIn, fOut = append(fIn, w.Finish.Usage.InputTokens), append(fOut, w.Finish.Usage.OutputTokens)
 		case w.Content != nil:
 			cTurn, cMsg, cContent, cSeq = append(cTurn, w.TurnID), append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
 		}
@@ -327,17 +329,17 @@ func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []
 	if len(fTurn) > 0 {
 		b.Queue(`
 			with u as (
-				select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-					as u(id, status, error, content, seq, msg_status)
+				select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
+					as u(id, status, error, content, seq, msg_status, input_tokens, output_tokens)
 			), t as (
 				update turns set status = u.status, error = u.error, finished_at = now(), last_seq = u.seq,
-					lease_owner = null, lease_expires_at = null
+					lease_owner = null, lease_expires_at = null, input_tokens = u.input_tokens, output_tokens = u.output_tokens
 				from u where turns.id = u.id and turns.lease_owner = $1 and turns.status in ('queued', 'running')
 				returning turns.id, turns.assistant_message_id
 			)
 			update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
 			from t join u on u.id = t.id where m.id = t.assistant_message_id`,
-			owner, fTurn, fStatus, fError, fContent, fSeq, fMsgStatus)
+			owner, fTurn, fStatus, fError, fContent, fSeq, fMsgStatus, fIn, fOut)
 	}
 	if len(hTurn) > 0 {
 		// Last: the statements above check the lease this one gives up.

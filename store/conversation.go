@@ -120,11 +120,11 @@ func (db *DB) SetConversationSummary(ctx context.Context, ownerID, id, summary s
 	return nil
 }
 
-const messageColumns = `m.id, m.conversation_id, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at`
+const messageColumns = `m.id, m.pos, m.conversation_id, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at, coalesce(m.replaced_by, '')`
 
 func scanMessage(row pgx.Row) (toolmark.Message, error) {
 	var m toolmark.Message
-	err := row.Scan(&m.ID, &m.ConversationID, &m.TurnID, &m.Role, &m.Content, &m.Status, &m.Seq, &m.CreatedAt, &m.UpdatedAt)
+	err := row.Scan(&m.ID, &m.Pos, &m.ConversationID, &m.TurnID, &m.Role, &m.Content, &m.Status, &m.Seq, &m.CreatedAt, &m.UpdatedAt, &m.ReplacedBy)
 	return m, err
 }
 
@@ -138,7 +138,7 @@ func (db *DB) ListMessages(ctx context.Context, ownerID, conversationID string) 
 	rows, err := db.pool.Query(ctx, `
 		select `+messageColumns+`
 		from conversations c join messages m on m.conversation_id = c.id
-		where c.id = $1 and c.owner_id = $2
+		where c.id = $1 and c.owner_id = $2 and m.replaced_by is null
 		order by m.pos`, conversationID, ownerID)
 	if err != nil {
 		return nil, dbErr("listing messages", "conversation", err)

@@ -36,6 +36,7 @@ type DB struct {
 	log        *slog.Logger
 	maxContent int
 	maxConns   int32
+	tracer     pgx.QueryTracer
 	// livenessSince is when ListenAs took this process's liveness lock
 	// (unix nanoseconds), 0 while it does not hold it.
 	livenessSince atomic.Int64
@@ -70,6 +71,12 @@ func WithMaxContentBytes(n int) Option {
 	}
 }
 
+// WithTracer traces every query of the store's connections (tests count
+// the queries of a request with one).
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(db *DB) { db.tracer = t }
+}
+
 // WithLogger sets the logger; the default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return func(db *DB) {
@@ -90,18 +97,27 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %w", err)
 	}
+	if db.tracer != nil {
+		cfg.ConnConfig.Tracer = db.tracer
+	}
 	switch {
 	case db.maxConns > 0:
 		cfg.MaxConns = db.maxConns
 	case !strings.Contains(databaseURL, "pool_max_conns"):
 		cfg.MaxConns = DefaultMaxConns
 	}
-	// Plan every statement for its parameters. A generic plan cached while
-	// the tables were small (a new database) kept scanning every turn for
-	// every event long after they grew: a group commit of 500 events took
-	// 250 ms instead of 10.
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	// Plans that do not depend on table statistics: every statement of the
+	// store finds its rows through an index (a primary key, a turn's or a
+	// conversation's index), and a table scan is never the plan meant. A
+	// new database's tables are small, so the planner would pick scans —
+	// and a generic plan cached then kept scanning every turn for every
+	// event long after the tables grew (a group commit of 500 events took
+	// 250 ms instead of 10). With scans priced out, the plans stay on the
+	// indexes whatever the statistics say, and PostgreSQL may keep generic
+	// plans instead of planning each statement again (planning cost more
+	// than executing the commit's statements).
+	if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -36,7 +37,7 @@ func ExampleRefusedError() {
 // ExampleHistoryAfter drops the turns a conversation's summary already
 // covers from its history.
 func ExampleHistoryAfter() {
-	hist := []store.HistoryTurn{{TurnID: "t1", UserText: "hi"}, {TurnID: "t2", UserText: "and then?"}, {TurnID: "t3", UserText: "thanks"}}
+	hist := []toolmark.HistoryTurn{{TurnID: "t1", UserText: "hi"}, {TurnID: "t2", UserText: "and then?"}, {TurnID: "t3", UserText: "thanks"}}
 	for _, h := range store.HistoryAfter(hist, "t2") {
 		fmt.Println(h.TurnID, h.UserText)
 	}

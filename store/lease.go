@@ -373,10 +373,9 @@ func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit 
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AdoptedTurn, error) {
 		var a AdoptedTurn
-		t := &a.Turn
-		err := r.Scan(&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
-			&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
-			&t.CreatedAt, &t.StartedAt, &t.FinishedAt, &a.OwnerID, &a.UserText)
+		var ts turnScan
+		err := r.Scan(ts.dest(&a.OwnerID, &a.UserText)...)
+		a.Turn = ts.turn()
 		return a, err
 	})
 	if err != nil {

@@ -50,7 +50,7 @@ func (db *DB) SetConversationSummaryThrough(ctx context.Context, conversationID,
 
 // HistoryAfter drops from hist (oldest first) the turns up to and including
 // throughTurnID, which a summary already covers.
-func HistoryAfter(hist []HistoryTurn, throughTurnID string) []HistoryTurn {
+func HistoryAfter(hist []toolmark.HistoryTurn, throughTurnID string) []toolmark.HistoryTurn {
 	if throughTurnID == "" {
 		return hist
 	}
@@ -66,7 +66,7 @@ func HistoryAfter(hist []HistoryTurn, throughTurnID string) []HistoryTurn {
 // conversation's summary and its history after the summary.
 type TurnContext struct {
 	Summary string
-	History []HistoryTurn // finished turns before the turn, after the summary, oldest first
+	History []toolmark.HistoryTurn // finished turns before the turn, after the summary, oldest first
 }
 
 // TurnContext loads the summary and the history of a conversation before
@@ -77,7 +77,7 @@ func (db *DB) TurnContext(ctx context.Context, conversationID, turnID string) (T
 		return tc, notFound("conversation")
 	}
 	var through string
-	var hist []HistoryTurn
+	var hist []toolmark.HistoryTurn
 	var recs []toolmark.ToolCallRecord
 	b := &pgx.Batch{}
 	b.Queue(`select summary, summary_through from conversations where id = $1`, conversationID).QueryRow(func(row pgx.Row) error {

@@ -21,23 +21,22 @@ type NewTurn struct {
 	OwnerID        string
 	ConversationID string
 	Content        string // the user's message
+	// Title names an untitled conversation with the turn (its first
+	// question, cut); a conversation with a title keeps it.
+	Title          string
 	IdempotencyKey string // optional; a retried request with the same key gets the same turn
+	// Replaces, when set, is a live user message of the conversation: the
+	// new turn takes its place, and it and every message after it are
+	// marked replaced by the new turn (kept, but left out of the
+	// conversation and the model's history) — a retry, a regeneration or
+	// an edit.
+	Replaces string
 	// LeaseOwner, when set, takes the new turn's lease for LeaseTTL, and
 	// Queued is logged as the turn's first event (seq 1): the runner that
 	// will run the turn creates it in the same transaction.
 	LeaseOwner string
 	LeaseTTL   time.Duration
 	Queued     *EventRow
-}
-
-// HistoryTurn is one finished turn of a conversation as the agent needs it
-// to rebuild the model's message history.
-type HistoryTurn struct {
-	TurnID           string
-	Status           toolmark.TurnStatus
-	UserText         string
-	AssistantContent string // ToolCall markup, final statuses only
-	ToolCalls        []toolmark.ToolCallRecord
 }
 
 // turnColumnsOf lists a turn's columns for scanTurn, from the table alias
@@ -47,7 +46,7 @@ func turnColumnsOf(a string) string {
 	return strings.NewReplacer("t.", a+".").Replace(`t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
 	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at,
 	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0)),
-	t.created_at, t.started_at, t.finished_at`)
+	t.created_at, t.started_at, t.finished_at, t.input_tokens, t.output_tokens`)
 }
 
 var turnColumns = turnColumnsOf("t")
@@ -58,11 +57,31 @@ var newTurnColumns = strings.Replace(turnColumns,
 	"greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0))", "t.last_seq", 1)
 
 func scanTurn(row pgx.Row) (toolmark.Turn, error) {
-	var t toolmark.Turn
-	err := row.Scan(&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
+	var ts turnScan
+	err := row.Scan(ts.dest()...)
+	return ts.turn(), err
+}
+
+// turnScan receives the columns of turnColumns.
+type turnScan struct {
+	t       toolmark.Turn
+	in, out int64
+}
+
+// dest returns the scan destinations of turnColumns, then more.
+func (s *turnScan) dest(more ...any) []any {
+	t := &s.t
+	return append([]any{&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
 		&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
-		&t.CreatedAt, &t.StartedAt, &t.FinishedAt)
-	return t, err
+		&t.CreatedAt, &t.StartedAt, &t.FinishedAt, &s.in, &s.out}, more...)
+}
+
+// turn returns the scanned turn.
+func (s *turnScan) turn() toolmark.Turn {
+	if s.in != 0 || s.out != 0 {
+		s.t.Usage = &toolmark.Usage{InputTokens: s.in, OutputTokens: s.out}
+	}
+	return s.t
 }
 
 func collectTurns(rows pgx.Rows) ([]toolmark.Turn, error) {
@@ -85,6 +104,9 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	if !validID(nt.ConversationID) || !validID(nt.OwnerID) {
 		return toolmark.Turn{}, false, notFound("conversation")
 	}
+	if nt.Replaces != "" && !validID(nt.Replaces) {
+		return toolmark.Turn{}, false, notFound("message")
+	}
 	if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
 		return toolmark.Turn{}, false, err
 	}
@@ -106,15 +128,21 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	turn, err = scanTurn(db.pool.QueryRow(ctx, `
 		with conv as (
 			select id from conversations where id = $1 and owner_id = $2
+			  and ($10 = '' or exists (select 1 from messages where id = $10 and conversation_id = $1 and role = 'user' and replaced_by is null))
 		), ids as (
 			select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid from conv
+		), r as (
+			update messages set replaced_by = (select tid from ids)
+			where $10 <> '' and conversation_id = $1 and replaced_by is null
+			  and pos >= (select pos from messages where id = $10)
 		), m as (
 			insert into messages (id, conversation_id, turn_id, role, content, status)
 			select umid, $1, tid, 'user', $3, 'complete' from ids
 			union all
 			select amid, $1, tid, 'assistant', '', 'streaming' from ids
 		), c as (
-			update conversations set updated_at = now() where id in (select id from conv)
+			update conversations set updated_at = now(), title = case when title = '' then $11 else title end
+			where id in (select id from conv)
 		), t as (
 			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
 				lease_owner, lease_expires_at)
@@ -127,7 +155,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select t.id, 1, $7::text, $8::json, $9 from t where $7::text is not null
 		)
 		select `+newTurnColumns+` from t`,
-		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime))
+		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title))
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -135,6 +163,18 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			turn.LastSeq = 1
 		}
 		return turn, true, nil
+	case errors.Is(err, pgx.ErrNoRows) && nt.Replaces != "":
+		// The message is replaced already: by this very request, retried
+		// with its key, or by another.
+		if nt.IdempotencyKey != "" {
+			prev, lerr := scanTurn(db.pool.QueryRow(ctx, `
+				select `+turnColumns+` from turns t join conversations c on c.id = t.conversation_id
+				where t.conversation_id = $1 and c.owner_id = $2 and t.idempotency_key = $3`, nt.ConversationID, nt.OwnerID, nt.IdempotencyKey))
+			if lerr == nil {
+				return prev, false, nil
+			}
+		}
+		return toolmark.Turn{}, false, notFound("message")
 	case errors.Is(err, pgx.ErrNoRows):
 		return toolmark.Turn{}, false, notFound("conversation")
 	case errors.As(err, &pgErr) && pgErr.Code == "23505" && nt.IdempotencyKey != "":
@@ -184,10 +224,10 @@ func (db *DB) TurnByID(ctx context.Context, turnID string) (toolmark.Turn, error
 }
 
 // ConversationHistory returns the finished turns (completed, failed,
-// cancelled or interrupted; see HistoryTurn.Status) of a conversation that
+// cancelled or interrupted; see toolmark.HistoryTurn.Status) of a conversation that
 // came before beforeTurnID, oldest first, with their tool calls. An empty
 // beforeTurnID returns every finished turn.
-func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTurnID string) ([]HistoryTurn, error) {
+func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTurnID string) ([]toolmark.HistoryTurn, error) {
 	if !validID(conversationID) || (beforeTurnID != "" && !validID(beforeTurnID)) {
 		return nil, notFound("conversation")
 	}
@@ -223,13 +263,13 @@ const historyQuery = `
 		join messages um on um.id = t.user_message_id
 		join messages am on am.id = t.assistant_message_id
 		where t.conversation_id = $1
-		  and t.status not in ('queued', 'running')
+		  and t.status not in ('queued', 'running') and um.replaced_by is null
 		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
 		order by um.pos`
 
-func collectHistory(rows pgx.Rows) ([]HistoryTurn, error) {
-	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HistoryTurn, error) {
-		var h HistoryTurn
+func collectHistory(rows pgx.Rows) ([]toolmark.HistoryTurn, error) {
+	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.HistoryTurn, error) {
+		var h toolmark.HistoryTurn
 		err := r.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent)
 		return h, err
 	})
@@ -237,13 +277,13 @@ func collectHistory(rows pgx.Rows) ([]HistoryTurn, error) {
 		return nil, fmt.Errorf("reading conversation history: %w", err)
 	}
 	if hs == nil {
-		hs = []HistoryTurn{}
+		hs = []toolmark.HistoryTurn{}
 	}
 	return hs, nil
 }
 
 // attachCalls hands each tool-call record to its turn of hs.
-func attachCalls(hs []HistoryTurn, recs []toolmark.ToolCallRecord) {
+func attachCalls(hs []toolmark.HistoryTurn, recs []toolmark.ToolCallRecord) {
 	index := make(map[string]int, len(hs))
 	for i, h := range hs {
 		index[h.TurnID] = i
@@ -284,14 +324,14 @@ type CreatedTurn struct {
 // The result has one entry per input, in order.
 func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	out := make([]CreatedTurn, len(nts))
-	var convs, owners, contents, keys, qdata []string
+	var convs, owners, contents, keys, qdata, titles []string
 	var qtime []time.Time
 	var index []int
 	for i, nt := range nts {
 		switch {
 		case !validID(nt.ConversationID) || !validID(nt.OwnerID):
 			out[i].Err = notFound("conversation")
-		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL:
+		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL || nt.Replaces != "":
 			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nt)
 		default:
 			if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
@@ -304,6 +344,7 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			}
 			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Content)
 			keys, qdata, qtime = append(keys, nt.IdempotencyKey), append(qdata, string(nt.Queued.Data)), append(qtime, nt.Queued.Time)
+			titles = append(titles, nt.Title)
 			index = append(index, i)
 		}
 	}
@@ -312,8 +353,8 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	}
 	rows, err := db.pool.Query(ctx, `
 		with input as (
-			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-				with ordinality as i(conv, owner, content, key, qdata, qtime, ord)
+			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $10::text[])
+				with ordinality as i(conv, owner, content, key, qdata, qtime, title, ord)
 		), ok as (
 			select i.*, gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
 			from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
@@ -330,23 +371,23 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			union all
 			select ok.amid, ok.conv, ok.tid, 'assistant', '', 'streaming' from ok join t on t.id = ok.tid
 		), c as (
-			update conversations set updated_at = now() where id in (select conversation_id from t)
+			update conversations c set updated_at = now(), title = case when c.title = '' then ok.title else c.title end
+			from t join ok on ok.tid = t.id where c.id = t.conversation_id
 		), e as (
 			insert into events (turn_id, seq, type, data, time)
 			select t.id, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
 		)
 		select ok.ord, `+newTurnColumns+` from t join ok on ok.tid = t.id`,
-		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type))
+		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type), titles)
 	done := make([]bool, len(index))
 	if err == nil {
 		for rows.Next() {
 			var ord int
-			var t toolmark.Turn
-			if err = rows.Scan(&ord, &t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
-				&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
-				&t.CreatedAt, &t.StartedAt, &t.FinishedAt); err != nil {
+			var ts turnScan
+			if err = rows.Scan(append([]any{&ord}, ts.dest()...)...); err != nil {
 				break
 			}
+			t := ts.turn()
 			t.LastSeq = 1
 			done[ord-1] = true
 			out[index[ord-1]] = CreatedTurn{Turn: t, Created: true}

@@ -33,14 +33,15 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // contentTypes are the types of the files the page is made of; anything
 // else is served as application/octet-stream.
 var contentTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".svg":  "image/svg+xml",
-	".png":  "image/png",
-	".ico":  "image/x-icon",
-	".json": "application/json",
-	".txt":  "text/plain; charset=utf-8",
+	".html":  "text/html; charset=utf-8",
+	".css":   "text/css; charset=utf-8",
+	".js":    "text/javascript; charset=utf-8",
+	".svg":   "image/svg+xml",
+	".png":   "image/png",
+	".ico":   "image/x-icon",
+	".json":  "application/json",
+	".txt":   "text/plain; charset=utf-8",
+	".woff2": "font/woff2",
 }
 
 // Handler serves the page: index.html at "/" and the static assets by

@@ -21,11 +21,13 @@ func TestHandler(t *testing.T) {
 	}{
 		{"index", "GET", "/", 200, "text/html; charset=utf-8", `<script type="module" src="/app.js">`},
 		{"index by name", "GET", "/index.html", 200, "text/html; charset=utf-8", "toolmark"},
-		{"script", "GET", "/app.js", 200, "text/javascript; charset=utf-8", "EventSource"},
+		{"script", "GET", "/app.js", 200, "text/javascript; charset=utf-8", "LiveTurn"},
 		{"module", "GET", "/live.js", 200, "text/javascript; charset=utf-8", "morphList"},
 		{"highlighting", "GET", "/highlight.css", 200, "text/css; charset=utf-8", ".chroma .kd"},
 		{"stylesheet", "GET", "/app.css", 200, "text/css; charset=utf-8", ".toolcall__icon--spinner"},
 		{"icon", "GET", "/favicon.svg", 200, "image/svg+xml", "<svg"},
+		{"katex", "GET", "/vendor/katex/katex.min.js", 200, "text/javascript; charset=utf-8", "katex"},
+		{"katex font", "GET", "/vendor/katex/fonts/KaTeX_Main-Regular.woff2", 200, "font/woff2", ""},
 		{"missing", "GET", "/nope.js", 404, "", ""},
 		{"traversal", "GET", "/../web.go", 404, "", ""},
 		{"head", "HEAD", "/", 200, "text/html; charset=utf-8", ""},
@@ -105,20 +107,44 @@ func TestNoInlineCode(t *testing.T) {
 }
 
 // TestNoCopyOfTheRules: the page keeps no copy of the server's rules — no
-// status texts (package statustext writes them into the events and the
+// status texts (package statustext writes them into the frames and the
 // rendered widgets) and no parser of the ToolCall markup (the server
-// renders it).
+// renders it). answer.js alone names the tag, to leave the elements out of
+// a copied answer.
 func TestNoCopyOfTheRules(t *testing.T) {
-	sub, _ := fs.Sub(static, "static")
-	for _, name := range []string{"app.js", "live.js"} {
-		b, err := fs.ReadFile(sub, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rule := range []string{"Searching knowledge base", "Preparing search", "Sub-agent working", "Could not fetch", "<ToolCall", "toolCallId="} {
-			if strings.Contains(string(b), rule) {
+	for name, s := range pageScripts(t) {
+		for _, rule := range []string{"Searching knowledge base", "Preparing search", "Sub-agent working", "Could not fetch", "Thinking", "<ToolCall", "toolCallId="} {
+			if strings.Contains(s, rule) && !(name == "answer.js" && rule == "<ToolCall") {
 				t.Errorf("%s holds %q: a copy of a rule the server owns", name, rule)
 			}
 		}
 	}
+}
+
+// TestScriptLength: no script of the page is over 400 lines.
+func TestScriptLength(t *testing.T) {
+	for name, s := range pageScripts(t) {
+		if n := strings.Count(s, "\n"); n > 400 {
+			t.Errorf("%s has %d lines, want at most 400", name, n)
+		}
+	}
+}
+
+// pageScripts returns the page's own scripts (vendor/ left out) by name.
+func pageScripts(tb testing.TB) map[string]string {
+	tb.Helper()
+	sub, _ := fs.Sub(static, "static")
+	names, err := fs.Glob(sub, "*.js")
+	if err != nil || len(names) < 5 {
+		tb.Fatalf("scripts %v: %v", names, err)
+	}
+	out := map[string]string{}
+	for _, name := range names {
+		b, err := fs.ReadFile(sub, name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[name] = string(b)
+	}
+	return out
 }

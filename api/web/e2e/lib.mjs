@@ -56,10 +56,27 @@ export async function shot(page, name) {
   return file;
 }
 
-/** ask types a question and sends it with Enter. */
+/** readmeShot also copies a screenshot to $TOOLMARK_README_SHOTS (the README's docs/screenshots) when it is set. */
+export async function readmeShot(page, name) {
+  const file = await shot(page, name);
+  const dir = process.env.TOOLMARK_README_SHOTS;
+  if (dir) fs.copyFileSync(file, path.join(dir, name + '.png'));
+}
+
+/** tapTargets returns the page's visible controls smaller than 44 × 44 px (links inside answers' text left out). */
+export async function tapTargets(page) {
+  return page.$$eval('#app button, #app summary, #app a[href], #app textarea', (els) => els
+    .filter((e) => e.getClientRects().length && !e.closest('[inert]') && !(e.tagName === 'A' && e.closest('.markdown')))
+    .map((e) => ({ e, r: e.getBoundingClientRect() }))
+    .filter(({ r }) => r.width > 0 && (r.height < 44 || r.width < 44))
+    .map(({ e, r }) => `${e.tagName.toLowerCase()}.${e.className || e.id} ${Math.round(r.width)}×${Math.round(r.height)}`));
+}
+
+/** ask types a question and sends it: with Enter, or on a touch screen (where Enter adds a line) with Send. */
 export async function ask(page, text) {
   await page.fill('#input', text);
-  await page.press('#input', 'Enter');
+  if (await page.evaluate(() => matchMedia('(pointer: coarse)').matches)) await page.click('#send');
+  else await page.press('#input', 'Enter');
   // The box is emptied once the server has accepted the turn.
   await page.waitForFunction(() => document.querySelector('#input').value === '', null, { timeout: 15000 });
 }
@@ -141,6 +158,7 @@ export function recordLive() {
     window.__live.snapshots.push({
       bubble: text,
       text: answerText(body).length,
+      raw: /\*\*|__|`/.test(answerText(body)),
       strong: !!body.querySelector(':scope > p > strong'),
       li: !!body.querySelector('li:not(.toolcall__child)'),
       code: !!body.querySelector(':scope > p code, :scope > pre code'),

@@ -6,17 +6,7 @@
 // equals the stored message's html, before and after a reload; the copy
 // buttons copy. Screenshots of a running and a finished turn go to the
 // README.
-import fs from 'node:fs';
-import path from 'node:path';
-import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems, recordLive, storedAnswerHTML, shownAnswerHTML } from './lib.mjs';
-
-// readmeShot also copies a screenshot to $TOOLMARK_README_SHOTS (the
-// README's docs/screenshots) when it is set.
-async function readmeShot(page, name) {
-  const file = await shot(page, name);
-  const dir = process.env.TOOLMARK_README_SHOTS;
-  if (dir) fs.copyFileSync(file, path.join(dir, name + '.png'));
-}
+import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems, recordLive, storedAnswerHTML, shownAnswerHTML, baseURL, readmeShot } from './lib.mjs';
 
 async function checkTurn(page, name, { wantTypes }) {
   const live = await page.evaluate(() => window.__live);
@@ -36,6 +26,8 @@ async function checkTurn(page, name, { wantTypes }) {
   const withText = snaps.filter((s) => s.text > 0);
   assert(withText.length > 0, `${name}: answer text streamed`);
   assert(withText.every((s) => s.bubble === '' || s.running.length > 0), `${name}: no status once the answer streams`);
+  // No raw emphasis or code markers flash while the answer streams.
+  assert(snaps.every((s) => !s.raw), `${name}: no raw ** or backticks while streaming`);
   // Rendered markdown before the end.
   assert(snaps.some((s) => s.strong), `${name}: <strong> in the live answer`);
   assert(snaps.some((s) => s.li), `${name}: <li> in the live answer`);
@@ -61,12 +53,17 @@ await run('live', async (browser) => {
   // The copy buttons copy.
   await page.click('.message--assistant:last-of-type .copy-answer');
   const answer = await page.evaluate(() => navigator.clipboard.readText());
+  // Copy answer copies the Markdown: the stored content without the ToolCall elements.
+  const conv = await (await page.request.get(baseURL + '/api/conversations/' + (await page.evaluate(() => location.hash.slice(1))))).json();
+  const content = conv.messages.filter((m) => m.role === 'assistant').pop().content;
   assert(answer.includes('To resume, a client reconnects') && answer.includes('Sources:') && !answer.includes('Copy'),
-    'Copy answer copies the answer text: ' + answer);
-  await page.click('.message--assistant:last-of-type pre .copy-code');
+    'Copy answer copies the answer: ' + answer);
+  assert(answer.includes('```') && content.includes(answer.split('\n')[0]) && !answer.includes('<ToolCall') && !answer.includes('Found '),
+    'Copy answer copies the Markdown, without the tool calls: ' + answer);
+  await page.click('.message--assistant:last-of-type pre .code__copy');
   const code = await page.evaluate(() => navigator.clipboard.readText());
   assert(code.trim() === "curl -N -H 'Last-Event-ID: 42' http://127.0.0.1:8080/api/turns/TURN_ID/events", 'Copy copies the code block: ' + code);
-  assert((await page.textContent('.message--assistant:last-of-type pre .copy-code')) === 'Copied', 'the button says it copied');
+  assert((await page.textContent('.message--assistant:last-of-type pre .code__copy')) === 'Copied', 'the button says it copied');
   assert(await page.$('.message--assistant:last-of-type pre.chroma code .nb, .message--assistant:last-of-type pre.chroma code span[class]'),
     'the code block is highlighted on the server');
   const link = await page.$('.message--assistant a[href]');
@@ -83,8 +80,11 @@ await run('live', async (browser) => {
   await sub.evaluate((el) => {
     el.__marked = true;
   });
-  await sub.click({ position: { x: 40, y: 12 } });
+  const fold = await sub.$(':scope > button.toolcall__fold');
+  assert(fold && (await fold.getAttribute('aria-expanded')) === 'true', 'the sub-agent widget has a fold button, expanded');
+  await fold.click();
   assert(await sub.evaluate((el) => el.hasAttribute('data-ui-folded')), 'the sub-agent widget folds');
+  assert((await fold.getAttribute('aria-expanded')) === 'false', 'the fold button says it is folded');
   await page.waitForSelector('.message--live .bubble:not([hidden])');
   await readmeShot(page, 'running');
   // Text streams around it; it stays the same, folded element.
@@ -103,10 +103,11 @@ await run('live', async (browser) => {
   assert(err === '127.0.0.1 is a local or private address, which fetch_url does not visit', 'fetch error: ' + err);
   assert((await page.textContent('.message--assistant:last-of-type .message__body')).includes('I could not fetch http://127.0.0.1:9/status'),
     'the answer reports the failed fetch in a sentence of its own');
-  // The plan ended done.
-  const plan = await page.$$eval('#todo-list .todo', (els) => els.map((e) => e.dataset.status));
+  // The plan ended done; it is under the answer, folded.
+  const plan = await page.$$eval('.message--assistant:last-of-type .todos .todo', (els) => els.map((e) => e.dataset.status));
   assert(plan.length >= 3 && plan.every((s) => s === 'done'), 'plan: ' + JSON.stringify(plan));
-  assert((await page.textContent('#todo-count')) === `${plan.length}/${plan.length} done`, 'the plan counts what is done');
+  assert((await page.textContent('.message--assistant:last-of-type .todos__count')) === `${plan.length}/${plan.length} done`, 'the plan counts what is done');
+  await page.click('.message--assistant:last-of-type .todos summary');
   await page.evaluate(() => document.querySelector('#messages').scrollTo(0, 1e6));
   await readmeShot(page, 'finished');
 

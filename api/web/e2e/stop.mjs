@@ -47,16 +47,19 @@ await run('stop', async (browser) => {
   await page.waitForSelector('.message--assistant');
   const reloaded = await widgets(page);
   assert(JSON.stringify(reloaded) === JSON.stringify(final), 'same widgets after reload');
-  assert((await page.textContent('.message--assistant .message__note')).includes('Stopped'), 'the message says it was stopped');
-  // The plan of the cancelled turn: nothing left in progress.
-  const plan = await page.$$eval('#todo-list .todo', (els) => els.map((e) => e.dataset.status));
+  const note = await page.$eval('.message--assistant .message__note', (el) => el.textContent + getComputedStyle(el, '::before').content);
+  assert(note.includes('Stopped'), 'the message says it was stopped: ' + note);
+  // The plan of the cancelled turn, under the answer: nothing left in progress.
+  assert(await page.isHidden('#todos'), 'the finished plan is not pinned');
+  const plan = await page.$$eval('.message--assistant .todos .todo', (els) => els.map((e) => e.dataset.status));
   assert(plan.length > 0, 'the plan shows after the reload');
   assert(!plan.includes('in_progress') && !plan.includes('pending'), 'no item in progress after the reload: ' + JSON.stringify(plan));
   assert(plan.includes('cancelled'), 'unfinished items show cancelled: ' + JSON.stringify(plan));
-  assert(/^\d+\/\d+ done$/.test(await page.textContent('#todo-count')), 'the plan counts what is done');
-  // It folds away.
-  await page.click('#todos summary');
-  assert(!(await page.isVisible('#todo-list')), 'the plan folds');
+  assert(/^\d+\/\d+ done$/.test(await page.textContent('.message--assistant .todos__count')), 'the plan counts what is done');
+  // It is folded, and opens.
+  assert(!(await page.isVisible('.message--assistant .todos__list')), 'the finished plan is folded');
+  await page.click('.message--assistant .todos summary');
+  assert(await page.isVisible('.message--assistant .todos__list'), 'the plan opens');
   await shot(page, 'c-reloaded');
   noProblems(problems);
 });

@@ -37,6 +37,8 @@ function morphNode(o, n) {
     if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
     return;
   }
+  // Math the page typeset (math.js) stays while its source is the same.
+  if (o.hasAttribute('data-ui-source') && o.getAttribute('data-ui-source') === n.textContent) return;
   for (const a of [...o.attributes]) {
     // open (a <details> the reader opened) and data-ui-* are the page's.
     if (a.name === 'open' || a.name.startsWith('data-ui')) continue;
@@ -104,13 +106,17 @@ export class LiveBlocks {
     this.anchors = [];
   }
 
-  /** apply applies a render frame: {reset, count, blocks: [{i, html}]}. */
+  /**
+   * apply applies a render frame: {reset, count, blocks: [{i, html, from}]}.
+   * A block with from continues the block held after its first `from`
+   * characters (a paragraph or code block that only grew).
+   */
   apply(frame) {
     const count = frame.count | 0;
     let from = frame.reset ? 0 : Math.min(count, this.html.length);
     if (frame.reset) this.html = [];
     for (const b of frame.blocks || []) {
-      this.html[b.i] = b.html;
+      this.html[b.i] = b.from ? (this.html[b.i] || '').slice(0, b.from) + b.html : b.html;
       from = Math.min(from, b.i);
     }
     this.html.length = count;

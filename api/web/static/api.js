@@ -1,0 +1,82 @@
+// api.js — the client of toolmark's HTTP API (docs/api.md): one function
+// per route the page uses. Errors are APIError values with the server's
+// status, stable code and short sentence; a request that never reached the
+// server has status 0 and code "offline".
+
+export class APIError extends Error {
+  constructor(status, code, message) {
+    super(message || code || String(status));
+    this.status = status;
+    this.code = code || '';
+  }
+
+  /** retryable tells an error the same request may get past later. */
+  get retryable() {
+    return this.status === 0 || this.status === 503 || this.status === 502 || this.status === 504;
+  }
+}
+
+/** request sends one JSON request and returns the decoded answer (null for 204). */
+export async function request(method, path, body, headers = {}) {
+  const opts = { method, headers: { Accept: 'application/json', ...headers }, credentials: 'same-origin' };
+  if (body !== undefined) {
+    opts.headers['Content-Type'] = 'application/json';
+    opts.body = JSON.stringify(body);
+  }
+  let resp;
+  try {
+    resp = await fetch(path, opts);
+  } catch {
+    throw new APIError(0, 'offline', 'The server cannot be reached.');
+  }
+  if (resp.status === 204) return null;
+  let data = null;
+  try {
+    data = await resp.json();
+  } catch {
+    data = null;
+  }
+  if (!resp.ok) {
+    const e = (data && data.error) || {};
+    throw new APIError(resp.status, e.code, e.message || resp.statusText);
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+/** PAGE is how many conversations the sidebar asks for at a time. */
+export const PAGE = 30;
+
+export const api = {
+  info: () => request('GET', '/api/info'),
+  signIn: (token) => request('POST', '/api/session', { token }),
+  signOut: () => request('DELETE', '/api/session'),
+
+  /** conversations returns a page of the list: {conversations, next}. */
+  conversations: (after = '') => {
+    const q = new URLSearchParams({ limit: String(PAGE) });
+    if (after) q.set('after', after);
+    return request('GET', '/api/conversations?' + q);
+  },
+  conversation: (id) => request('GET', '/api/conversations/' + enc(id)),
+  createConversation: (title) => request('POST', '/api/conversations', title ? { title } : {}),
+  deleteConversation: (id) => request('DELETE', '/api/conversations/' + enc(id)),
+
+  /** startTurn sends a message; key makes a repeated request the same turn. */
+  startTurn: (conversationId, content, key) =>
+    request('POST', '/api/conversations/' + enc(conversationId) + '/turns', { content }, { 'Idempotency-Key': key }),
+  turn: (id) => request('GET', '/api/turns/' + enc(id)),
+  cancelTurn: (id) => request('POST', '/api/turns/' + enc(id) + '/cancel', {}),
+
+  /** renderURL is the turn's stream of render frames (the page's only stream). */
+  renderURL: (turnId) => '/api/turns/' + enc(turnId) + '/events?render=html',
+};
+
+/** newKey returns an idempotency key. */
+export const newKey = () => (crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random());
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** backoff returns the wait before attempt n (0-based): 1 s doubling to 15 s. */
+export const backoff = (n) => Math.min(1000 * 2 ** Math.min(n, 4), 15000);

@@ -1,0 +1,59 @@
+// decorate.js — the page's own controls inside rendered answers, added
+// after the server's HTML is in place (stored or live) and marked data-ui,
+// so the live morph (live.js) keeps them and the tests can leave them out:
+// a bar on each code block with its language and a Copy button that stays
+// in view while the code scrolls sideways, a real button that folds a
+// sub-agent's steps, and typeset math.
+
+import { make, copyText } from './dom.js';
+import { typeset } from './math.js';
+
+/** decorate adds the page's controls to the rendered HTML under root. */
+export function decorate(root) {
+  for (const pre of root.querySelectorAll('pre')) codeBar(pre);
+  for (const w of root.querySelectorAll('.toolcall')) foldButton(w);
+  typeset(root);
+}
+
+function codeBar(pre) {
+  const code = pre.querySelector(':scope > code');
+  const cls = code ? [...code.classList].find((c) => c.startsWith('language-')) : '';
+  const lang = cls ? cls.slice('language-'.length) : '';
+  let bar = pre.querySelector(':scope > .code__bar');
+  if (!bar) {
+    bar = make('div', { className: 'code__bar', dataset: { ui: '' } },
+      make('span', { className: 'code__lang' }),
+      make('button', { type: 'button', className: 'code__copy' }, 'Copy'));
+    pre.append(bar);
+  }
+  const label = bar.querySelector('.code__lang');
+  if (label.textContent !== lang) label.textContent = lang;
+}
+
+function foldButton(widget) {
+  const kids = widget.querySelector(':scope > .toolcall__children');
+  const btn = widget.querySelector(':scope > .toolcall__fold');
+  if (!kids || btn) return;
+  const folded = widget.hasAttribute('data-ui-folded');
+  widget.append(make('button', {
+    type: 'button', className: 'toolcall__fold', dataset: { ui: '' },
+    attrs: { 'aria-expanded': String(!folded) },
+  }, 'Steps'));
+}
+
+/** onAnswerClick handles the controls decorate adds (one listener for all answers). */
+export function onAnswerClick(e) {
+  const copy = e.target.closest('.code__copy');
+  if (copy) {
+    const code = copy.closest('pre').querySelector(':scope > code');
+    copyText(code ? code.textContent : '', copy);
+    return;
+  }
+  const fold = e.target.closest('.toolcall__fold');
+  if (fold) {
+    const widget = fold.parentElement;
+    const folded = !widget.hasAttribute('data-ui-folded');
+    widget.toggleAttribute('data-ui-folded', folded);
+    fold.setAttribute('aria-expanded', String(!folded));
+  }
+}

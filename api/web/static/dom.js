@@ -1,0 +1,82 @@
+// dom.js — small DOM helpers shared by the page's modules: building
+// elements (always with textContent, never HTML), times, the clipboard,
+// the live announcements and the error banner.
+
+export const $ = (sel) => document.querySelector(sel);
+
+/**
+ * make builds an element: make('button', {className: 'btn', type: 'button'}, 'Copy').
+ * Properties are set as properties; "dataset" and "attrs" take objects.
+ */
+export function make(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k === 'attrs') for (const [a, av] of Object.entries(v)) el.setAttribute(a, av);
+    else el[k] = v;
+  }
+  el.append(...children.filter((c) => c !== null && c !== undefined));
+  return el;
+}
+
+const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dateFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const fullFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** timeEl returns a <time> element: the time today, else the date. */
+export function timeEl(iso, className) {
+  const el = make('time', { className });
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return el;
+  el.dateTime = d.toISOString();
+  el.textContent = d.toDateString() === new Date().toDateString() ? timeFmt.format(d) : dateFmt.format(d);
+  el.title = fullFmt.format(d);
+  return el;
+}
+
+/** copyText copies text and says so on the button for a moment. */
+export async function copyText(text, btn) {
+  try {
+    await navigator.clipboard.writeText(text);
+    flash(btn, 'Copied');
+  } catch {
+    flash(btn, 'Copy failed');
+  }
+}
+
+const flashTimers = new WeakMap();
+
+function flash(btn, label) {
+  const prev = btn.dataset.label || btn.textContent;
+  btn.dataset.label = prev;
+  btn.textContent = label;
+  clearTimeout(flashTimers.get(btn));
+  flashTimers.set(btn, setTimeout(() => {
+    btn.textContent = prev;
+  }, 1500));
+}
+
+/** announce says msg to screen readers (a polite live region). */
+export function announce(msg) {
+  $('#announce').textContent = msg;
+}
+
+/** showError shows msg in the error banner ("" hides it). */
+export function showError(msg) {
+  const el = $('#error-banner');
+  el.textContent = msg || '';
+  el.hidden = !msg;
+}
+
+/** setStreamStatus shows the state of the connection ("" hides it). */
+export function setStreamStatus(msg) {
+  const el = $('#stream-status');
+  el.textContent = msg || '';
+  el.hidden = !msg;
+}
+
+/** narrow tells a phone-sized window. */
+export const narrow = () => window.matchMedia('(max-width: 720px)').matches;
+
+/** coarse tells a touch screen, where Enter adds a line. */
+export const coarse = () => window.matchMedia('(pointer: coarse)').matches;

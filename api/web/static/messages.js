@@ -1,0 +1,92 @@
+// messages.js — the message list: stored messages as the server rendered
+// them (html), the user's own text as text, the shell a live turn streams
+// into, and the footer of each answer (Copy answer, and room for the
+// actions on an answer). Every answer's HTML is the server's; the page
+// adds only its controls (decorate.js).
+
+import { make, timeEl, copyText } from './dom.js';
+import { parseHTML } from './live.js';
+import { decorate } from './decorate.js';
+import { newPlan } from './plan.js';
+import { answerMarkdown } from './answer.js';
+
+export class MessageList {
+  constructor(area, empty, keeper) {
+    this.area = area;
+    this.empty = empty;
+    this.keeper = keeper;
+  }
+
+  /** show draws a conversation's messages (none: the empty state). */
+  show(messages) {
+    this.area.replaceChildren(this.empty, ...messages.map((m) => this.stored(m)));
+    this.empty.hidden = messages.length > 0;
+    this.keeper.toEnd();
+  }
+
+  shell(role, createdAt) {
+    const body = make('div', { className: 'message__body' });
+    const art = make('article', { className: 'message message--' + role },
+      make('header', { className: 'message__head' },
+        make('h2', { className: 'message__role' }, role === 'user' ? 'You' : 'Assistant'),
+        createdAt ? timeEl(createdAt, 'message__time') : null),
+      body);
+    return { art, body };
+  }
+
+  /** stored returns the article of a stored message. */
+  stored(m) {
+    const { art, body } = this.shell(m.role, m.createdAt);
+    art.dataset.messageId = m.id;
+    art.dataset.status = m.status;
+    if (m.role === 'user') {
+      body.classList.add('message__body--plain');
+      body.textContent = m.content; // what the user typed, as text
+      return art;
+    }
+    body.classList.add('markdown');
+    body.append(...parseHTML(m.html || '')); // rendered and sanitised by the server
+    decorate(body);
+    this.finishAnswer(art, m);
+    return art;
+  }
+
+  /** finishAnswer adds what a finished answer has under its text: a note, its plan, its footer. */
+  finishAnswer(art, m, error = '') {
+    art.dataset.status = m.status;
+    art.append(make('p', { className: 'message__note' }, error));
+    if (m.todos && m.todos.length) art.append(newPlan(m.todos));
+    const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
+    copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
+    // .message__actions is where the actions on an answer go.
+    art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy)));
+  }
+
+  /** appendUser shows a message just sent. */
+  appendUser(text, id) {
+    const { art, body } = this.shell('user', new Date().toISOString());
+    body.classList.add('message__body--plain');
+    body.textContent = text;
+    art.dataset.messageId = id;
+    this.area.append(art);
+    this.empty.hidden = true;
+    this.keeper.toEnd();
+  }
+
+  /** liveShell adds the article a live turn streams into. */
+  liveShell(turnId) {
+    const { art, body } = this.shell('assistant', new Date().toISOString());
+    art.classList.add('message--live');
+    art.dataset.turnId = turnId;
+    body.classList.add('markdown', 'live');
+    const text = make('span', { className: 'bubble__text' });
+    const bubble = make('div', { className: 'bubble', hidden: true, attrs: { role: 'status', 'aria-live': 'polite' } },
+      make('span', { className: 'bubble__dots', attrs: { 'aria-hidden': 'true' } }, make('i'), make('i'), make('i')),
+      text);
+    body.before(bubble);
+    this.area.append(art);
+    this.empty.hidden = true;
+    this.keeper.observe(art);
+    return { art, body, bubble, bubbleText: text };
+  }
+}
