@@ -15,7 +15,14 @@ import (
 // tokenServer starts a server in token mode with two users.
 func tokenServer(t *testing.T) (srv *testserver.Server, alice, bob *client) {
 	t.Helper()
-	srv = testserver.Start(t, testserver.Options{Auth: "token"})
+	return tokenServerWith(t, testserver.Options{})
+}
+
+// tokenServerWith is tokenServer with options (the auth mode is token).
+func tokenServerWith(t *testing.T, opts testserver.Options) (srv *testserver.Server, alice, bob *client) {
+	t.Helper()
+	opts.Auth = "token"
+	srv = testserver.Start(t, opts)
 	ctx := context.Background()
 	tok := func(name string) string {
 		u, err := srv.DB.EnsureUser(ctx, name)
@@ -89,6 +96,7 @@ func TestRoutes(t *testing.T) {
 		{name: "info without token", c: anon, method: "GET", path: "/api/info", status: 401, code: "unauthorized"},
 		{name: "info with a bad token", c: bad, method: "GET", path: "/api/info", status: 401, code: "unauthorized"},
 		{name: "info", c: alice, method: "GET", path: "/api/info", status: 200, check: contains(`"demo":true`)},
+		{name: "info hands over the status texts", c: alice, method: "GET", path: "/api/info", status: 200, check: contains(`"texts":{"thinking":"Thinking…"}`)},
 		{name: "unknown route", c: alice, method: "GET", path: "/api/nope", status: 404, code: "not_found"},
 		{name: "wrong method", c: alice, method: "PUT", path: "/api/conversations", status: 405, code: "method_not_allowed"},
 

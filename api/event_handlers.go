@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/fanout"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -47,12 +47,11 @@ func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
 // the client leaves, or the server shuts down.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn, after int64) {
 	ctx := r.Context()
-	rf, err := s.renderFollower(r, t) // nil unless ?render=html (render.go)
+	render, err := wantsRender(r) // render.go
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	defer rf.close()
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
@@ -67,22 +66,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	_ = rc.Flush()
-	err = s.followFrames(ctx, t, after, func(frames []runner.Frame) error {
-		for _, f := range frames {
-			if _, err := w.Write(f.SSE); err != nil {
+	if render {
+		err = s.renderStream(ctx, w, rc, t, after)
+	} else {
+		err = s.followFrames(ctx, t, after, func(frames []fanout.Frame) error {
+			for _, f := range frames {
+				if _, err := w.Write(f.SSE); err != nil {
+					return err
+				}
+			}
+			return rc.Flush()
+		}, func() error {
+			if err := WriteComment(w, "keep-alive"); err != nil {
 				return err
 			}
-		}
-		if err := rf.write(ctx, w, frames); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}, func() error {
-		if err := WriteComment(w, "keep-alive"); err != nil {
-			return err
-		}
-		return rc.Flush()
-	})
+			return rc.Flush()
+		})
+	}
 	if err != nil && ctx.Err() == nil && !errors.Is(err, errStreamClosed) {
 		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
 	}
@@ -103,7 +103,7 @@ var errStreamClosed = errors.New("the server is shutting down")
 // Events come from the hub's in-memory tail of the turn; the store is read
 // only for a cursor older than the tail (a late resume, a follower that fell
 // behind) and for turns this replica knows nothing of.
-func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]runner.Frame) error, idle func() error) error {
+func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]fanout.Frame) error, idle func() error) error {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	hub := s.cfg.Runner.Hub()
@@ -121,7 +121,7 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 					return err
 				}
 				snapshots++
-				if err := fn([]runner.Frame{runner.NewFrame(snap)}); err != nil {
+				if err := fn([]fanout.Frame{fanout.NewFrame(snap, nil)}); err != nil {
 					return err
 				}
 				cursor = snap.Seq
@@ -133,9 +133,9 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 				}
 				return err // the client reconnects with Last-Event-ID
 			}
-			frames := make([]runner.Frame, len(evs))
+			frames := make([]fanout.Frame, len(evs))
 			for i, e := range evs {
-				frames[i] = runner.NewFrame(e)
+				frames[i] = fanout.NewFrame(e, nil)
 			}
 			hub.Seed(t.ID, frames)
 			if len(frames) > 0 {
@@ -180,7 +180,7 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 
 // deliver hands fn the frames up to and including the terminal event, and
 // reports whether that event was among them.
-func deliver(frames []runner.Frame, fn func([]runner.Frame) error) (done bool, err error) {
+func deliver(frames []fanout.Frame, fn func([]fanout.Frame) error) (done bool, err error) {
 	for i, f := range frames {
 		if f.Event.Type.Terminal() {
 			return true, fn(frames[:i+1])

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -8,52 +9,56 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/liveview"
 )
 
 // renderFrame is the payload of a render frame.
 type renderFrame struct {
-	Seq    int64 `json:"seq"`
-	Reset  bool  `json:"reset"`
-	Count  int   `json:"count"`
-	Blocks []struct {
-		I    int    `json:"i"`
-		HTML string `json:"html"`
-	} `json:"blocks"`
-	Status string `json:"status"`
-	Final  bool   `json:"final"`
+	Seq    int64                 `json:"seq"`
+	Reset  bool                  `json:"reset"`
+	Count  int                   `json:"count"`
+	Blocks []liveview.Block      `json:"blocks"`
+	Status string                `json:"status"`
+	Todos  []toolmark.Todo       `json:"todos"`
+	Turn   *toolmark.TurnEndData `json:"turn"`
+	Final  bool                  `json:"final"`
 }
 
 // liveView is what a client following with ?render=html puts together.
 type liveView struct {
 	blocks   []string
 	frames   []renderFrame
-	events   []toolmark.Event
 	statuses []string
+	todos    []toolmark.Todo
 }
 
 func (v *liveView) apply(tb testing.TB, f frame) {
 	tb.Helper()
 	if f.Event != "render" {
 		if f.Data != "" {
-			v.events = append(v.events, mustEvent(tb, f))
+			tb.Fatalf("a rendering stream carries a %s event: %s", f.Event, f.Data)
 		}
 		return
-	}
-	if f.ID != "" {
-		tb.Fatalf("a render frame has id %q: it would move Last-Event-ID", f.ID)
 	}
 	var rf renderFrame
 	if err := json.Unmarshal([]byte(f.Data), &rf); err != nil {
 		tb.Fatalf("render frame %q: %v", f.Data, err)
 	}
+	if f.ID != itoa(rf.Seq) {
+		tb.Fatalf("a render frame of seq %d has id %q: Last-Event-ID would not resume from it", rf.Seq, f.ID)
+	}
 	if len(v.frames) == 0 && !rf.Reset {
 		tb.Fatalf("the first render frame is not a reset: %s", f.Data)
 	}
-	if n := len(v.events); n > 0 && rf.Seq < v.events[n-1].Seq {
-		tb.Fatalf("render frame of seq %d after event %d", rf.Seq, v.events[n-1].Seq)
+	if n := len(v.frames); n > 0 && rf.Seq < v.frames[n-1].Seq {
+		tb.Fatalf("render frame of seq %d after one of %d", rf.Seq, v.frames[n-1].Seq)
+	}
+	if rf.Todos != nil {
+		v.todos = rf.Todos
 	}
 	v.frames = append(v.frames, rf)
 	if rf.Reset {
@@ -64,7 +69,7 @@ func (v *liveView) apply(tb testing.TB, f frame) {
 	}
 	v.blocks = v.blocks[:rf.Count]
 	for _, b := range rf.Blocks {
-		v.blocks[b.I] = b.HTML
+		v.blocks[b.Index] = continued(v.blocks[b.Index], b)
 	}
 	if s := rf.Status; len(v.statuses) == 0 || v.statuses[len(v.statuses)-1] != s {
 		v.statuses = append(v.statuses, s)
@@ -159,13 +164,27 @@ func TestRenderedStream(t *testing.T) {
 				if got := v.html(); got != want {
 					t.Errorf("follower %d: live HTML differs from the stored html\nlive:   %q\nstored: %q", i, got, want)
 				}
-				if last := v.frames[len(v.frames)-1]; !last.Final || last.Status != "" {
-					t.Errorf("follower %d: last frame %+v, want final with no status", i, last)
+				if last := v.frames[len(v.frames)-1]; !last.Final || last.Status != "" || last.Turn == nil || last.Turn.Status != toolmark.TurnCompleted {
+					t.Errorf("follower %d: last frame %+v, want final with no status and the turn's end", i, last)
 				}
 			}
 			v := views[0]
 			if strings.Join(v.statuses, "") == "" {
 				t.Errorf("no status among %q", v.statuses)
+			}
+			if strings.Contains(q, " and ") && (len(v.todos) == 0 || v.todos[0].Status != toolmark.TodoDone) {
+				t.Errorf("the plan is missing or unfinished in the frames: %+v", v.todos)
+			}
+			// A frame at most per renderInterval (75 ms) while the answer
+			// streams, and the final one at once.
+			var events int
+			for _, e := range c.allEvents(turn.ID, 0) {
+				if e.Type == toolmark.EventTextDelta {
+					events++
+				}
+			}
+			if len(v.frames) >= events && events > 10 {
+				t.Errorf("%d render frames for %d text events: not coalesced", len(v.frames), events)
 			}
 		})
 	}
@@ -178,5 +197,90 @@ func TestRenderedStreamBadParameter(t *testing.T) {
 	st, _, body := c.do(http.MethodGet, "/api/turns/"+turn.ID+"/events?render=pdf", "")
 	if st != http.StatusBadRequest || !strings.Contains(string(body), "render") {
 		t.Errorf("got %d %s, want 400 naming render", st, body)
+	}
+}
+
+// TestRenderedStreamResumesFinished: a rendering stream resumed at the last
+// seq of a finished turn gets one reset frame with the whole answer and the
+// turn's end, then the stream ends.
+func TestRenderedStreamResumesFinished(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	c := newClient(t, srv.URL, "")
+	conv := c.newConversation()
+	turn := c.postTurn(conv, "How does resume work?")
+	evs := c.allEvents(turn.ID, 0)
+	last := evs[len(evs)-1].Seq
+	v := followRendered(t, c, turn.ID, last)
+	if len(v.frames) != 1 || !v.frames[0].Reset || !v.frames[0].Final || v.frames[0].Seq != last {
+		t.Fatalf("frames %+v, want one final reset at seq %d", v.frames, last)
+	}
+	if got, want := v.html(), storedHTML(t, c, conv, turn.ID); got != want {
+		t.Errorf("html %q, want %q", got, want)
+	}
+}
+
+// continued applies a block update as the page does: the first From UTF-16
+// code units of the block held, then HTML.
+func continued(had string, b liveview.Block) string {
+	if b.From == 0 {
+		return b.HTML
+	}
+	units := 0
+	for i, r := range had {
+		if units == b.From {
+			return had[:i] + b.HTML
+		}
+		units += utf16.RuneLen(r)
+	}
+	return had + b.HTML
+}
+
+// TestCompressedStream: a client that accepts gzip gets the event stream
+// and JSON answers compressed, and the stream's frames arrive while the
+// turn runs (each is flushed compressed), not at its end.
+func TestCompressedStream(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	conv := c.newConversation()
+	turn := c.postTurn(conv, "How does resume work, and what happens on cancellation?")
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/turns/"+turn.ID+"/events?render=html", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got := resp.Header.Get("Content-Encoding"); got != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", got)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *renderFrame
+	if _, err := readFrames(zr, func(f frame) bool {
+		if f.Event == "render" {
+			var rf renderFrame
+			_ = json.Unmarshal([]byte(f.Data), &rf)
+			first = &rf
+			return false
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if first == nil || first.Final {
+		t.Fatalf("first frame %+v: want one while the turn runs", first)
+	}
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/api/conversations/"+conv, nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp2, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if got := resp2.Header.Get("Content-Encoding"); got != "gzip" || !strings.Contains(resp2.Header.Get("Vary"), "Accept-Encoding") {
+		t.Errorf("conversation: Content-Encoding %q, Vary %q", got, resp2.Header.Get("Vary"))
 	}
 }

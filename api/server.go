@@ -17,6 +17,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -35,6 +36,15 @@ type Info struct {
 	// Documents is how many documents the knowledge base holds (0 tells
 	// the page to say how to load some); absent when unknown.
 	Documents *int `json:"documents,omitempty"`
+	// Texts are the statuses a client shows before a turn's first frame
+	// tells it more, so no client keeps a copy of them.
+	Texts StatusTexts `json:"texts"`
+}
+
+// StatusTexts are the words of package statustext a client needs before
+// the server has said anything about a turn.
+type StatusTexts struct {
+	Thinking string `json:"thinking"` // a turn just sent
 }
 
 // Config configures a Server. Zero values take the defaults in brackets.
@@ -63,7 +73,6 @@ type Server struct {
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
 	draining  atomic.Bool
-	renders   renderHub // live renderers of followed turns (render.go)
 }
 
 // errDraining answers what a draining server no longer takes.
@@ -95,6 +104,7 @@ func New(cfg Config) *Server {
 		cfg.Render = func(string) (string, error) { return "", nil }
 	}
 	cfg.Info.Auth = cfg.Auth
+	cfg.Info.Texts = StatusTexts{Thinking: statustext.Thinking}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{})}
 	s.router = s.routes()
 	return s
@@ -110,7 +120,7 @@ func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics)
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, compress())
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toolmark.Errorf(toolmark.ENOTFOUND, "no such route: %s %s", r.Method, r.URL.Path))
 	})
@@ -134,6 +144,12 @@ func (s *Server) routes() chi.Router {
 			r.Post("/conversations", s.handleCreateConversation)
 			r.Get("/conversations", s.handleListConversations)
 			r.Get("/conversations/{id}", s.handleGetConversation)
+			r.Patch("/conversations/{id}", s.handleRenameConversation)
+			r.Get("/conversations/{id}/replaced", s.handleReplacedMessages)
+			r.Get("/conversations/{id}/export", s.handleExportConversation)
+			r.Post("/turns/{id}/retry", s.handleRetryTurn)
+			r.Post("/turns/{id}/regenerate", s.handleRegenerateTurn)
+			r.Post("/messages/{id}/edit", s.handleEditMessage)
 			r.Delete("/conversations/{id}", s.handleDeleteConversation)
 			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
 			r.Get("/turns/{id}", s.handleGetTurn)

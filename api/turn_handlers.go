@@ -17,8 +17,9 @@ type turnResponse struct {
 }
 
 // startTurn creates a turn (or finds the one an Idempotency-Key names) and
-// hands a new one to the runner.
-func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content string) (toolmark.Turn, error) {
+// hands a new one to the runner; replaces, when set, is the user message
+// the turn takes the place of (see store.NewTurn).
+func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content, replaces string) (toolmark.Turn, error) {
 	if strings.TrimSpace(content) == "" {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must not be empty")
 	}
@@ -33,7 +34,8 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content str
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
 	return s.cfg.Runner.Create(r.Context(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: conversationID, Content: content, IdempotencyKey: key,
+		OwnerID: ownerID, ConversationID: conversationID, Content: content, IdempotencyKey: key, Replaces: replaces,
+		Title: titleFrom(content),
 	})
 }
 
@@ -46,7 +48,7 @@ func (s *Server) handleCreateTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.startTurn(r, u.ID, chi.URLParam(r, "id"), req.Content)
+	t, err := s.startTurn(r, u.ID, chi.URLParam(r, "id"), req.Content, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -142,7 +144,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		req.ConversationID = c.ID
 	}
-	t, err := s.startTurn(r, u.ID, req.ConversationID, req.Content)
+	t, err := s.startTurn(r, u.ID, req.ConversationID, req.Content, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

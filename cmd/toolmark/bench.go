@@ -27,6 +27,11 @@ server from outside (PostgreSQL figures too when --database-url is given).
   toolmark bench                                   100 turns at once, 1 follower each
   toolmark bench --turns 200 --followers 4         200 turns × 4 followers
   toolmark bench --sweep 10,100,1000,2000 --table t.md --plot latency.png
+  toolmark bench --arrivals poisson --rate 100 --turns 3000
+                                                   open loop: turns arrive at random, 100/s
+  toolmark bench --find-capacity --p99 50ms        the most turns in flight with delivery p99 ≤ 50 ms
+  toolmark bench --render --turns 20 --demo-answer-bytes 12000
+                                                   followers read rendered HTML, as the page does
   toolmark bench --idle --streams 10000            memory per idle follower
   toolmark bench --server http://127.0.0.1:8080 --turns 40 --concurrency 4
 
@@ -45,11 +50,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	turns := fs.Int("turns", 100, "turns to run in all")
 	conc := fs.Int("concurrency", 0, "turns in flight at once (0: all at once)")
 	followers := fs.Int("followers", 1, "event streams per turn")
+	arrivals := fs.String("arrivals", bench.ArrivalsBurst, "how turns start: burst (--concurrency at a time) or poisson (at random, --rate per second, open loop)")
+	rate := fs.Float64("rate", 0, "with --arrivals poisson: turns started per second on average")
+	warmup := fs.Duration("warmup", 0, "with --arrivals poisson: leave the turns that start in this first stretch out of the latencies")
+	render := fs.Bool("render", false, "followers read rendered HTML (?render=html) with gzip accepted, as the web page does; reports bytes on the wire")
+	capacity := fs.Bool("find-capacity", false, "search for the most turns in flight (Poisson arrivals) whose delivery p99 stays under --p99")
+	p99 := fs.Duration("p99", 50*time.Millisecond, "with --find-capacity: the live delivery p99 to stay under")
+	window := fs.Duration("window", 20*time.Second, "with --find-capacity: how long turns arrive in each step")
+	capStart := fs.Int("capacity-start", 50, "with --find-capacity: turns in flight of the first step (doubled while under the target)")
+	capMax := fs.Int("capacity-max", 4000, "with --find-capacity: the most turns in flight to try")
 	question := fs.String("question", bench.DefaultQuestion, "the message of every turn")
 	var demo bench.Demo
 	fs.DurationVar(&demo.Delay, "demo-delay", 20*time.Millisecond, "started server: pause between the demo model's streamed chunks (0: none)")
 	fs.IntVar(&demo.Tools, "demo-tools", 0, "started server: tool calls per turn (0: planned from the question, -1: none)")
 	fs.IntVar(&demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
+	fs.StringVar(&demo.AnswerShape, "demo-answer-shape", "", "started server: what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	maxTurns := fs.Int("max-turns", 100_000, "started server: --max-turns")
 	settle := fs.Duration("stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
 	sweep := fs.String("sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
@@ -70,7 +85,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *server != "" {
-		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "max-turns", "idle"} {
+		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle"} {
 			if set[name] {
 				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
 			}
@@ -79,8 +94,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if (*table != "" || *plot != "") && *sweep == "" {
 		return errors.New("--table and --plot go with --sweep")
 	}
-	if *idle && *sweep != "" {
-		return errors.New("--idle and --sweep are separate runs")
+	if n := btoi(*idle) + btoi(*sweep != "") + btoi(*capacity); n > 1 {
+		return errors.New("--idle, --sweep and --find-capacity are separate runs")
+	}
+	if *arrivals == bench.ArrivalsPoisson && *rate <= 0 {
+		return errors.New("--arrivals poisson needs --rate above 0")
+	}
+	if (set["rate"] || set["warmup"]) && *arrivals != bench.ArrivalsPoisson {
+		return errors.New("--rate and --warmup go with --arrivals poisson")
+	}
+	for _, name := range []string{"p99", "window", "capacity-start", "capacity-max"} {
+		if set[name] && !*capacity {
+			return fmt.Errorf("--%s goes with --find-capacity", name)
+		}
 	}
 	steps, err := parseSteps(*sweep)
 	if err != nil {
@@ -118,7 +144,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep, err := runBenchMode(ctx, b, benchMode{
 		idle: *idle, streams: *streams, idleTurns: *idleTurns,
 		steps: steps, table: *table, plot: *plot,
-		load: bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers},
+		load: bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers,
+			Arrivals: *arrivals, Rate: *rate, Warmup: *warmup, Render: *render},
+		capacity: capacityFlag(*capacity, bench.CapacityLoad{Target: *p99, Window: *window, Followers: *followers, Start: *capStart, Max: *capMax}),
 	})
 	if err != nil {
 		if rep != nil { // the figures measured before the failure
@@ -155,6 +183,22 @@ type benchMode struct {
 	steps              []int
 	table, plot        string
 	load               bench.Load
+	capacity           *bench.CapacityLoad // --find-capacity
+}
+
+// capacityFlag returns c when --find-capacity is set, else nil.
+func capacityFlag(on bool, c bench.CapacityLoad) *bench.CapacityLoad {
+	if !on {
+		return nil
+	}
+	return &c
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runBenchMode runs the idle measurement, the sweep or one load. With an
@@ -167,6 +211,12 @@ func runBenchMode(ctx context.Context, b *bench.Bench, m benchMode) (benchReport
 			return nil, err
 		}
 		return rep, nil
+	case m.capacity != nil:
+		rep, err := b.FindCapacity(ctx, *m.capacity)
+		if rep == nil {
+			return nil, err
+		}
+		return rep, err
 	case len(m.steps) > 0:
 		rep, err := b.Sweep(ctx, m.steps, m.load.Followers)
 		if len(rep.Steps) == 0 {

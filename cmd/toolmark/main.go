@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/toolmark/toolmark/simplifiedagent"
 	"io"
 	"log/slog"
 	"os"
@@ -49,9 +50,26 @@ Usage:
 
 Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server
-  OPENAI_BASE_URL, OPENAI_API_KEY, TOOLMARK_MODEL   an OpenAI-compatible model
-  ANTHROPIC_API_KEY  an Anthropic model (TOOLMARK_MODEL names it)
   TOOLMARK_SEARXNG_URL   a SearxNG server for the web_search tool
+` + modelEnvHelp
+
+// modelEnvHelp lists the variables that choose the model, for toolmark -h
+// and toolmark serve -h.
+const modelEnvHelp = `
+The model (none set: the offline demo model):
+  TOOLMARK_MODEL_PROVIDER   demo, openai, azure or anthropic (default: from the variables below)
+  TOOLMARK_MODEL            the model's name (default gpt-4o-mini, claude-sonnet-4-5)
+  OpenAI and compatible servers (Ollama, vLLM, llama.cpp):
+    OPENAI_BASE_URL         e.g. http://localhost:11434/v1 (default https://api.openai.com/v1)
+    OPENAI_API_KEY          sent as a bearer token (empty for servers without keys)
+  Azure OpenAI:
+    AZURE_OPENAI_ENDPOINT   e.g. https://my-resource.openai.azure.com
+    AZURE_OPENAI_API_KEY    the resource's key
+    AZURE_OPENAI_DEPLOYMENT the deployment (or TOOLMARK_MODEL)
+    AZURE_OPENAI_API_VERSION  default ` + simplifiedagent.DefaultAzureAPIVersion + `
+  Anthropic:
+    ANTHROPIC_API_KEY       the API key
+    ANTHROPIC_BASE_URL      another address for the messages API (a proxy, a gateway); default Anthropic's
 `
 
 // Main runs one subcommand.

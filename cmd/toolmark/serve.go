@@ -17,6 +17,7 @@ import (
 	"github.com/toolmark/toolmark/api"
 	"github.com/toolmark/toolmark/internal/app"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
 )
 
@@ -36,6 +37,11 @@ func (f *dbFlags) register(fs *flag.FlagSet) {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("toolmark serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "toolmark serve — run the server.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, modelEnvHelp)
+	}
 	var db dbFlags
 	db.register(fs)
 	addr := fs.String("addr", envOr("TOOLMARK_ADDR", "127.0.0.1:8080"), "listen address")
@@ -45,18 +51,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
-	provider := fs.String("model-provider", "", "demo, openai or anthropic (default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, anthropic if ANTHROPIC_API_KEY is set, else demo)")
+	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure or anthropic (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, else demo)")
+	var retry simplifiedagent.RetryPolicy
+	fs.IntVar(&retry.MaxAttempts, "model-attempts", 5, "attempts of a model call that fails before it streams anything (429, 529, 5xx, refused, reset, timeout); 1 never retries")
+	fs.DurationVar(&retry.MaxTotal, "model-retry-for", time.Minute, "how long a model call may be retried, waits included")
 	demoDelay := fs.Duration("demo-delay", 25*time.Millisecond, "pause between the demo model's streamed chunks (0: none)")
 	debugAddr := fs.String("debug-addr", os.Getenv("TOOLMARK_DEBUG_ADDR"), "loopback address for Go's profiler (/debug/pprof/); empty: off")
 	var demoCfg demo.Config
 	fs.IntVar(&demoCfg.Tools, "demo-tools", 0, "tool calls of the demo model's first round (0: planned from the question, -1: none)")
 	fs.IntVar(&demoCfg.AnswerBytes, "demo-answer-bytes", 0, "pad or cut the demo model's answers to this many bytes (0: as written)")
+	fs.StringVar(&demoCfg.AnswerShape, "demo-answer-shape", "", "what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := app.CheckListenAddr(*auth, *addr); err != nil {
 		return err
+	}
+	if err := demo.CheckShape(demoCfg.AnswerShape); err != nil {
+		return fmt.Errorf("--demo-answer-shape: %w", err)
 	}
 	var allow []netip.Prefix
 	for _, p := range strings.Split(*fetchAllow, ",") {
@@ -82,7 +95,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	a, err := app.Open(ctx, app.Config{
-		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg),
+		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Logger: log,
 	})
@@ -98,8 +111,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // modelConfig picks the model from the flag and the environment.
-func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) app.ModelConfig {
-	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay, Demo: demoCfg}
+func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config, retry simplifiedagent.RetryPolicy) app.ModelConfig {
+	m := app.ModelConfig{Provider: provider, Name: os.Getenv("TOOLMARK_MODEL"), DemoDelay: demoDelay, Demo: demoCfg, Retry: retry}
 	if demoDelay == 0 {
 		m.DemoDelay = -1 // no pause at all
 	}
@@ -107,6 +120,8 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) 
 		switch {
 		case os.Getenv("OPENAI_BASE_URL") != "" || os.Getenv("OPENAI_API_KEY") != "":
 			m.Provider = "openai"
+		case os.Getenv("AZURE_OPENAI_ENDPOINT") != "":
+			m.Provider = "azure"
 		case os.Getenv("ANTHROPIC_API_KEY") != "":
 			m.Provider = "anthropic"
 		default:
@@ -119,6 +134,11 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) 
 		if m.Name == "" {
 			m.Name = "gpt-4o-mini"
 		}
+	case "azure":
+		m.BaseURL, m.APIKey, m.APIVersion = os.Getenv("AZURE_OPENAI_ENDPOINT"), os.Getenv("AZURE_OPENAI_API_KEY"), os.Getenv("AZURE_OPENAI_API_VERSION")
+		if m.Name == "" {
+			m.Name = os.Getenv("AZURE_OPENAI_DEPLOYMENT")
+		}
 	case "anthropic":
 		m.BaseURL, m.APIKey = os.Getenv("ANTHROPIC_BASE_URL"), os.Getenv("ANTHROPIC_API_KEY")
 		if m.Name == "" {
@@ -129,7 +149,7 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config) 
 }
 
 func modelName(provider string) string {
-	m := modelConfig(provider, 0, demo.Config{})
+	m := modelConfig(provider, 0, demo.Config{}, simplifiedagent.RetryPolicy{})
 	if m.Provider == "demo" {
 		return "offline demo model"
 	}

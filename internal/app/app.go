@@ -21,6 +21,7 @@ import (
 	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/runner"
+	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
 	"github.com/toolmark/toolmark/store"
 )
@@ -31,10 +32,14 @@ var Version = "dev"
 // ModelConfig selects the model. Provider "" or "demo" is the offline demo
 // model.
 type ModelConfig struct {
-	Provider  string // "demo", "openai" (any OpenAI-compatible server) or "anthropic"
-	BaseURL   string
-	APIKey    string
-	Name      string
+	Provider   string // "demo", "openai" (any OpenAI-compatible server), "azure" (Azure OpenAI) or "anthropic"
+	BaseURL    string // the server's address; Azure OpenAI: the resource's endpoint
+	APIKey     string
+	Name       string // the model; Azure OpenAI: the deployment
+	APIVersion string // Azure OpenAI only: the API version ("" for a default)
+	// Retry is how failed model calls are tried again (zero: the defaults
+	// of simplifiedagent.RetryPolicy).
+	Retry     simplifiedagent.RetryPolicy
 	DemoDelay time.Duration // pause between the demo model's chunks; <0 means none
 	Demo      demo.Config   // the demo model's load knobs (tools per turn, answer length)
 }

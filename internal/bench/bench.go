@@ -146,7 +146,7 @@ func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 	if b.cfg.Server != "" {
 		return &target{url: b.cfg.Server}, nil
 	}
-	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes))
+	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes, demo.AnswerShape))
 	s, err := StartServer(ctx, ServerConfig{
 		Command: b.cfg.Command, DatabaseURL: b.dbURL, MaxTurns: b.cfg.MaxTurns, Demo: demo,
 		ShutdownGrace: 5 * time.Second, LogLevel: "warn", Log: b.cfg.ServerLog,
@@ -214,9 +214,12 @@ func toolsText(n int) string {
 	return fmt.Sprint(n, " per turn")
 }
 
-func answerText(n int) string {
+func answerText(n int, shape string) string {
 	if n <= 0 {
 		return "as the demo writes it"
 	}
-	return fmt.Sprintf("%d bytes", n)
+	if shape == "" {
+		shape = "paragraph"
+	}
+	return fmt.Sprintf("%d bytes (%s)", n, shape)
 }

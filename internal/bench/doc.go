@@ -30,8 +30,16 @@
 //
 // # Modes
 //
-// Run runs one load: a number of turns, so many at once, each followed by
-// several streams. Sweep repeats it over a list of concurrencies, all turns
+// Run runs one load: a number of turns, each followed by several streams,
+// started so many at once (burst, closed loop) or at random instants at a
+// given rate (Poisson arrivals, open loop: the bench keeps its schedule
+// whatever the server does, and counts first-event and whole-turn times
+// from each turn's scheduled instant, so a stall cannot hide behind a
+// load that waited for it). With Render its followers read the rendered
+// HTML the web page reads, compression accepted, and the report counts
+// bytes on the wire per turn against the answer. FindCapacity runs Poisson
+// loads at rising rates for the most turns in flight whose live-delivery
+// p99 stays under a target. Sweep repeats it over a list of concurrencies, all turns
 // of a step started at once, on a fresh server per step, and Table and Plot
 // turn the result into a Markdown table and a PNG chart. Idle measures
 // memory per idle follower.

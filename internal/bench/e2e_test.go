@@ -132,6 +132,62 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("poisson", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		r, err := b.Run(ctx, bench.Load{Turns: 6, Arrivals: bench.ArrivalsPoisson, Rate: 20, Warmup: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.Problems(); len(p) > 0 || r.Completed != 6 {
+			t.Fatalf("completed %d, problems %v (errors %v)", r.Completed, p, r.Errors)
+		}
+		// The first arrival is drawn after the start, so none falls in a
+		// warm-up of 1 ns; every turn's start is counted from its schedule.
+		if r.Arrivals != bench.ArrivalsPoisson || r.Rate != 20 || r.Late.N != 6 || r.FirstEvent.N != 6 || r.InFlight <= 0 {
+			t.Errorf("arrivals %q rate %v, late n=%d, first event n=%d, in flight %v", r.Arrivals, r.Rate, r.Late.N, r.FirstEvent.N, r.InFlight)
+		}
+		if r.Wire.Bytes <= 0 || r.Wire.Bytes != r.Wire.Decoded || r.Wire.Frames != 0 {
+			t.Errorf("wire %+v: an event stream, uncompressed, without render frames", r.Wire)
+		}
+	})
+
+	t.Run("render", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		r, err := b.Run(ctx, bench.Load{Turns: 2, Render: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.Problems(); len(p) > 0 || r.Completed != 2 {
+			t.Fatalf("completed %d, problems %v (errors %v)", r.Completed, p, r.Errors)
+		}
+		if r.Wire.Frames < 2 || r.Wire.Bytes <= 0 || r.Wire.Decoded < r.Wire.Bytes || r.Wire.PerAnswerByte <= 0 {
+			t.Errorf("wire %+v: want render frames and their bytes", r.Wire)
+		}
+	})
+
+	t.Run("capacity", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		// A target no run can miss and one none can meet bound the search.
+		c, err := b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Hour, Window: 2 * time.Second, Start: 2, Max: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Steps) != 2 || c.Best == nil || c.Best != c.Steps[1] || c.Capacity <= 0 || len(c.Problems()) > 0 {
+			t.Errorf("steps %d, best %v, capacity %v, problems %v", len(c.Steps), c.Best, c.Capacity, c.Problems())
+		}
+		c, err = b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Nanosecond, Window: 2 * time.Second, Start: 2, Max: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Steps) == 0 || c.Best != nil || len(c.Problems()) != 1 {
+			t.Errorf("steps %d, best %v, problems %v: want steps all over the target", len(c.Steps), c.Best, c.Problems())
+		}
+		var text bytes.Buffer
+		if err := c.WriteText(&text); err != nil || !strings.Contains(text.String(), "no step stayed under the target") {
+			t.Errorf("text (%v):\n%s", err, text.String())
+		}
+	})
+
 	t.Run("idle followers", func(t *testing.T) {
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
 		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 300, Turns: 2})

@@ -114,7 +114,7 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := s.streams.follow(sctx, turns[i%len(turns)], ready)
+			r := s.streams.follow(sctx, turns[i%len(turns)], ready, false)
 			if sctx.Err() == nil {
 				p.failedIf(true)
 			}

@@ -41,9 +41,24 @@ type Report struct {
 	Demo          *Demo  `json:"demo,omitempty"` // knobs of a started server
 	Question      string `json:"question"`
 
-	Turns       int `json:"turns"`
-	Concurrency int `json:"concurrency"`      // turns in flight at once
-	Followers   int `json:"followersPerTurn"` // streams per turn
+	Turns       int      `json:"turns"`
+	Concurrency int      `json:"concurrency"`      // turns in flight at once (burst arrivals)
+	Followers   int      `json:"followersPerTurn"` // streams per turn
+	Arrivals    string   `json:"arrivals"`         // burst or poisson
+	Rate        float64  `json:"ratePerSecond,omitempty"`
+	Warmup      Duration `json:"warmupMs,omitempty"`
+	Render      bool     `json:"render,omitempty"` // followers read rendered HTML, compression accepted
+
+	// InFlight is the mean number of turns in flight over the run (the sum
+	// of the turns' durations ÷ the run's length); with Poisson arrivals it
+	// is the steady concurrency the rate made.
+	InFlight float64 `json:"meanTurnsInFlight"`
+	// Late is how long after its scheduled instant each POST was sent: the
+	// bench's own lag, which should stay near 0.
+	Late Summary `json:"lateStarts"`
+	// Wire is what one follower of a turn received, on average: bytes on
+	// the wire and decoded, against the answer's bytes, and render frames.
+	Wire WireCost `json:"wire"`
 
 	Completed     int   `json:"completed"` // turns whose first follower saw turn_completed
 	Failed        int   `json:"failed"`    // turns not started, ended otherwise, or whose first stream broke
@@ -76,6 +91,16 @@ type Report struct {
 	ClientCost ClientCost  `json:"clientCost"`
 
 	Errors []ErrorCount `json:"errors,omitempty"`
+}
+
+// WireCost is what a turn's follower received, on average over the
+// turns' first followers.
+type WireCost struct {
+	Bytes          float64 `json:"bytesPerTurn"`        // as sent over the connection (compressed or not)
+	Decoded        float64 `json:"decodedBytesPerTurn"` // after decompression
+	PerAnswerByte  float64 `json:"perAnswerByte"`       // Bytes ÷ the answer's bytes
+	DecodedPerByte float64 `json:"decodedPerAnswerByte"`
+	Frames         float64 `json:"renderFramesPerTurn,omitempty"`
 }
 
 // ServerCost is what a started server spent during the load.
@@ -130,15 +155,28 @@ type ErrorCount struct {
 
 // add folds the turns' results into the report.
 func (r *Report) add(results []turnResult) {
-	var delivery, replayed, first, token, whole []time.Duration
+	var delivery, replayed, first, token, whole, late []time.Duration
+	var busy time.Duration
+	var wire, body, frames float64
 	errs := map[string]int{}
 	for _, t := range results {
+		late = append(late, t.late)
 		if err := t.failure(); err != nil {
 			r.Failed++
 			errs[oneLine(err.Error())]++
 		} else {
 			r.Completed++
-			whole = append(whole, t.streams[0].end.Sub(t.t0))
+			busy += t.streams[0].end.Sub(t.t0)
+			if !t.warmup {
+				whole = append(whole, t.streams[0].end.Sub(t.t0))
+			}
+		}
+		if len(t.streams) > 0 {
+			wire, body, frames = wire+float64(t.streams[0].wire), body+float64(t.streams[0].body), frames+float64(t.streams[0].frames)
+		}
+		if t.warmup {
+			r.addStreams(t.streams, nil, errs)
+			continue
 		}
 		if len(t.streams) > 0 && t.streams[0].events > 0 {
 			first = append(first, t.streams[0].first.Sub(t.t0))
@@ -146,29 +184,21 @@ func (r *Report) add(results []turnResult) {
 		if len(t.streams) > 0 && !t.streams[0].firstToken.IsZero() {
 			token = append(token, t.streams[0].firstToken.Sub(t.t0))
 		}
-		for i, s := range t.streams {
-			r.Streams++
-			r.Events += int64(s.events)
-			r.Reconnects += s.reconnects
-			r.Gaps += s.check.Gaps
-			r.Missing += s.check.Missing
-			r.Duplicates += s.check.Duplicates
-			delivery = append(delivery, s.latencies...)
-			replayed = append(replayed, s.replayAges...)
-			if s.err != nil {
-				r.StreamsFailed++
-				if i > 0 { // the first stream's error is the turn's
-					errs[oneLine(s.err.Error())]++
-				}
-			}
-		}
+		delivery, replayed = r.addStreams(t.streams, &latencies{delivery, replayed}, errs)
 	}
 	r.Delivery, r.Replayed = Summarize(delivery), Summarize(replayed)
 	r.FirstEvent, r.FirstToken, r.WholeTurn = Summarize(first), Summarize(token), Summarize(whole)
+	r.Late = Summarize(late)
+	if n := float64(len(results)); n > 0 {
+		r.Wire = WireCost{Bytes: wire / n, Decoded: body / n, Frames: frames / n}
+		r.Wire.PerAnswerByte = ratio(r.Wire.Bytes, float64(r.AnswerBytes))
+		r.Wire.DecodedPerByte = ratio(r.Wire.Decoded, float64(r.AnswerBytes))
+	}
 	if r.Elapsed > 0 {
 		secs := time.Duration(r.Elapsed).Seconds()
 		r.EventsPerSecond = float64(r.Events) / secs
 		r.TurnsPerSecond = float64(r.Completed) / secs
+		r.InFlight = ratio(float64(busy), float64(r.Elapsed))
 	}
 	r.WholeTurnRatioP50 = ratio(float64(r.WholeTurn.P50), float64(r.UnloadedTurn))
 	r.WholeTurnRatioP99 = ratio(float64(r.WholeTurn.P99), float64(r.UnloadedTurn))
@@ -181,6 +211,37 @@ func (r *Report) add(results []turnResult) {
 	if len(r.Errors) > 5 {
 		r.Errors = r.Errors[:5]
 	}
+}
+
+// latencies collects the delivery latencies and replay ages of streams.
+type latencies struct{ delivery, replayed []time.Duration }
+
+// addStreams counts a turn's streams into the report's integrity figures
+// and, when into is not nil, appends their latencies to it, returning the
+// grown slices.
+func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[string]int) (delivery, replayed []time.Duration) {
+	if into != nil {
+		delivery, replayed = into.delivery, into.replayed
+	}
+	for i, s := range streams {
+		r.Streams++
+		r.Events += int64(s.events)
+		r.Reconnects += s.reconnects
+		r.Gaps += s.check.Gaps
+		r.Missing += s.check.Missing
+		r.Duplicates += s.check.Duplicates
+		if into != nil {
+			delivery = append(delivery, s.latencies...)
+			replayed = append(replayed, s.replayAges...)
+		}
+		if s.err != nil {
+			r.StreamsFailed++
+			if i > 0 { // the first stream's error is the turn's
+				errs[oneLine(s.err.Error())]++
+			}
+		}
+	}
+	return delivery, replayed
 }
 
 // Problems lists what makes the run a failure: failed turns or streams,
@@ -208,13 +269,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-13s %s\n", label, fmt.Sprintf(format, args...))
 	}
-	shape := fmt.Sprintf("%d turns, %s, %s each", r.Turns, atOnce(r.Concurrency, r.Turns), plural(r.Followers, "follower"))
+	shape := Load{Turns: r.Turns, Concurrency: r.Concurrency, Followers: r.Followers, Arrivals: r.Arrivals, Rate: r.Rate, Render: r.Render}.describe()
 	if r.Demo != nil {
-		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes))
+		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes, r.Demo.AnswerShape))
 	}
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
-	line("turns", "%d completed, %d failed in %s (%.1f turns/s)", r.Completed, r.Failed, fmtDur(time.Duration(r.Elapsed)), r.TurnsPerSecond)
+	line("turns", "%d completed, %d failed in %s (%.1f turns/s, %.1f in flight on average)", r.Completed, r.Failed, fmtDur(time.Duration(r.Elapsed)), r.TurnsPerSecond, r.InFlight)
+	if r.Arrivals == ArrivalsPoisson {
+		line("arrivals", "open loop: the bench sent each POST %s after its scheduled instant (p99 %s); latencies count from the schedule; warm-up %s left out",
+			fmtDur(r.Late.P50), fmtDur(r.Late.P99), fmtDur(time.Duration(r.Warmup)))
+	}
 	line("events", "%d delivered over %d streams (%.0f events/s); %d per turn", r.Events, r.Streams, r.EventsPerSecond, r.EventsPerTurn)
 	verdict := "pass"
 	if len(r.Problems()) > 0 {
@@ -226,6 +291,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	line("first event", "%s", fmtSummary(r.FirstEvent))
 	line("first token", "%s", fmtSummary(r.FirstToken))
 	line("whole turn", "%s", fmtSummary(r.WholeTurn))
+	if r.Wire.Bytes > 0 {
+		what := "events"
+		if r.Render {
+			what = fmt.Sprintf("%.0f render frames", r.Wire.Frames)
+		}
+		line("on the wire", "%s per turn per follower (%.1f× the answer), %s decoded (%.1f×): %s",
+			fmtBytes(r.Wire.Bytes), r.Wire.PerAnswerByte, fmtBytes(r.Wire.Decoded), r.Wire.DecodedPerByte, what)
+	}
 	line("unloaded", "%s alone; loaded ÷ unloaded: p50 %.2f×, p99 %.2f×", fmtDur(time.Duration(r.UnloadedTurn)), r.WholeTurnRatioP50, r.WholeTurnRatioP99)
 	if c := r.ServerCost; c != nil {
 		line("server cost", "CPU %s (%s per turn, %.2f cores), peak RSS %s", fmtDur(time.Duration(c.CPU)), fmtDur(time.Duration(c.CPUPerTurn)), c.Cores, fmtBytes(float64(c.PeakRSS)))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -16,11 +17,34 @@ type Load struct {
 	// Turns is the number of turns in all (at least 1).
 	Turns int
 	// Concurrency is how many turns are in flight at once; 0 (or Turns or
-	// more) starts them all at once.
+	// more) starts them all at once. Poisson arrivals ignore it.
 	Concurrency int
 	// Followers is the number of streams that follow each turn (default 1).
 	Followers int
+	// Arrivals is how turns start: ArrivalsBurst (the default) releases
+	// them Concurrency at a time, closed loop; ArrivalsPoisson starts them
+	// at random instants at Rate per second whatever the server does (open
+	// loop), so the number in flight is steady and a stall cannot hold
+	// back the load that would reveal it.
+	Arrivals string
+	// Rate is the mean number of turns started per second with Poisson
+	// arrivals.
+	Rate float64
+	// Warmup, with Poisson arrivals, leaves out of the latency figures the
+	// turns meant to start in the run's first Warmup, while the number of
+	// turns in flight still rises (they must still complete).
+	Warmup time.Duration
+	// Render makes the followers read rendered HTML (?render=html) with
+	// compression accepted, as the web page does, instead of the events:
+	// the report then counts the bytes on the wire and the render frames.
+	Render bool
 }
+
+// The arrival processes of a Load.
+const (
+	ArrivalsBurst   = "burst"
+	ArrivalsPoisson = "poisson"
+)
 
 func (l Load) check() (Load, error) {
 	if l.Turns < 1 {
@@ -29,11 +53,22 @@ func (l Load) check() (Load, error) {
 	if l.Followers == 0 {
 		l.Followers = 1
 	}
-	if l.Followers < 0 || l.Concurrency < 0 {
-		return l, errors.New("followers and concurrency cannot be negative")
+	if l.Followers < 0 || l.Concurrency < 0 || l.Warmup < 0 {
+		return l, errors.New("followers, concurrency and warm-up cannot be negative")
 	}
-	if l.Concurrency == 0 || l.Concurrency > l.Turns {
-		l.Concurrency = l.Turns
+	switch l.Arrivals {
+	case "", ArrivalsBurst:
+		l.Arrivals = ArrivalsBurst
+		if l.Concurrency == 0 || l.Concurrency > l.Turns {
+			l.Concurrency = l.Turns
+		}
+	case ArrivalsPoisson:
+		if !(l.Rate > 0) {
+			return l, errors.New("poisson arrivals need a rate above 0 turns per second")
+		}
+		l.Concurrency = 0
+	default:
+		return l, fmt.Errorf("unknown arrivals %q: burst or poisson", l.Arrivals)
 	}
 	return l, nil
 }
@@ -55,9 +90,15 @@ func (b *Bench) Run(ctx context.Context, l Load) (*Report, error) {
 
 // turnResult is what the bench saw of one turn.
 type turnResult struct {
-	id      string
-	err     error // the turn could not be started
+	id  string
+	err error // the turn could not be started
+	// t0 is when the turn was meant to start: the POST's sending time, or
+	// with Poisson arrivals its scheduled instant, so that a bench that
+	// falls behind its schedule counts the delay against the server
+	// instead of hiding it (no coordinated omission).
 	t0      time.Time
+	late    time.Duration // how long after t0 the POST was sent
+	warmup  bool          // meant to start during the warm-up: not in the latency figures
 	streams []streamResult
 }
 
@@ -91,6 +132,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	rep := &Report{
 		Server: t.url, StartedServer: t.server != nil, Model: info.Model, Question: b.cfg.Question,
 		Turns: l.Turns, Concurrency: l.Concurrency, Followers: l.Followers,
+		Arrivals: l.Arrivals, Rate: l.Rate, Warmup: Duration(l.Warmup), Render: l.Render,
 	}
 	if t.server != nil {
 		d := b.cfg.Demo
@@ -103,7 +145,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	}
 
 	b.out.say("running one turn alone")
-	ref := b.turn(ctx, s, convs[0], 1)
+	ref := b.turn(ctx, s, convs[0], 1, time.Now(), l.Render)
 	if err := ref.failure(); err != nil {
 		return nil, fmt.Errorf("the turn run alone failed: %w", err)
 	}
@@ -231,29 +273,46 @@ func (b *Bench) conversations(ctx context.Context, s *session, n int) ([]string,
 	return ids, nil
 }
 
-// load runs one turn in each conversation, l.Concurrency at a time (all
-// released at the same instant), and returns the results and the time from
-// the release to the end of the last turn.
+// load runs one turn in each conversation, as l's arrival process says,
+// and returns the results and the time from the first start to the end of
+// the last turn.
 func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([]turnResult, time.Duration) {
 	results := make([]turnResult, len(convs))
-	start := make(chan struct{})
-	sem := make(chan struct{}, l.Concurrency)
-	p := b.out.start(fmt.Sprintf("%d turns, %s, %s each", l.Turns, atOnce(l.Concurrency, l.Turns), plural(l.Followers, "follower")), l.Turns, "turns")
+	p := b.out.start(l.describe(), l.Turns, "turns")
 	s.streams.onEvent = p.event
 	var wg sync.WaitGroup
-	for i, conv := range convs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i] = b.turn(ctx, s, conv, l.Followers)
-			p.turnDone(results[i].failure() == nil)
-		}()
+	run := func(i int, at time.Time, began time.Time) {
+		defer wg.Done()
+		results[i] = b.turn(ctx, s, convs[i], l.Followers, at, l.Render)
+		results[i].warmup = at.Sub(began) < l.Warmup
+		p.turnDone(results[i].failure() == nil)
 	}
 	began := time.Now()
-	close(start)
+	if l.Arrivals == ArrivalsPoisson {
+		for i, at := range poissonSchedule(began, l.Rate, len(convs), rand.New(rand.NewPCG(uint64(began.UnixNano()), 1))) {
+			if d := time.Until(at); d > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(d):
+				}
+			}
+			wg.Add(1)
+			go run(i, at, began)
+		}
+	} else {
+		start := make(chan struct{})
+		sem := make(chan struct{}, l.Concurrency)
+		for i := range convs {
+			wg.Add(1)
+			go func() {
+				<-start
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				run(i, time.Now(), began)
+			}()
+		}
+		close(start)
+	}
 	wg.Wait()
 	elapsed := time.Since(began)
 	s.streams.onEvent = nil
@@ -261,10 +320,37 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 	return results, elapsed
 }
 
-// turn starts a turn and follows it with n streams, opened as soon as the
-// POST returns.
-func (b *Bench) turn(ctx context.Context, s *session, conv string, n int) turnResult {
-	r := turnResult{t0: time.Now()}
+// poissonSchedule returns n instants from start on whose gaps are drawn
+// from the exponential distribution of mean 1/rate: the arrivals of a
+// Poisson process of rate per second.
+func poissonSchedule(start time.Time, rate float64, n int, rng *rand.Rand) []time.Time {
+	out := make([]time.Time, n)
+	at := start
+	for i := range out {
+		at = at.Add(time.Duration(rng.ExpFloat64() / rate * float64(time.Second)))
+		out[i] = at
+	}
+	return out
+}
+
+// describe names the load for the progress line and the report.
+func (l Load) describe() string {
+	how := atOnce(l.Concurrency, l.Turns)
+	if l.Arrivals == ArrivalsPoisson {
+		how = fmt.Sprintf("poisson arrivals at %.3g/s", l.Rate)
+	}
+	kind := "follower"
+	if l.Render {
+		kind = "rendering follower"
+	}
+	return fmt.Sprintf("%d turns, %s, %s each", l.Turns, how, plural(l.Followers, kind))
+}
+
+// turn starts a turn meant to start at t0 and follows it with n streams,
+// opened as soon as the POST returns; render makes them rendering
+// followers.
+func (b *Bench) turn(ctx context.Context, s *session, conv string, n int, t0 time.Time, render bool) turnResult {
+	r := turnResult{t0: t0, late: max(time.Since(t0), 0)}
 	ti, err := s.api.PostTurn(ctx, conv, b.cfg.Question, "")
 	if err != nil {
 		r.err = fmt.Errorf("starting a turn: %w", err)
@@ -277,10 +363,10 @@ func (b *Bench) turn(ctx context.Context, s *session, conv string, n int) turnRe
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.streams[f] = s.streams.follow(ctx, r.id, nil)
+			r.streams[f] = s.streams.follow(ctx, r.id, nil, render)
 		}()
 	}
-	r.streams[0] = s.streams.follow(ctx, r.id, nil)
+	r.streams[0] = s.streams.follow(ctx, r.id, nil, render)
 	wg.Wait()
 	return r
 }

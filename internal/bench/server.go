@@ -40,6 +40,10 @@ type ServerConfig struct {
 	LogLevel string
 	// Env is the server's environment; nil passes this process's.
 	Env []string
+	// ModelFromEnv leaves the choice of the model to the server's
+	// environment (OPENAI_BASE_URL, ANTHROPIC_API_KEY, …) instead of the
+	// demo model.
+	ModelFromEnv bool
 	// Log receives the server's own log (its stderr); nil keeps only the
 	// last lines, for the error when it fails to start.
 	Log io.Writer
@@ -57,17 +61,21 @@ type Demo struct {
 	// AnswerBytes is the length of the answer text (--demo-answer-bytes);
 	// 0 keeps the demo's own answer.
 	AnswerBytes int
+	// AnswerShape is what the padding is made of (--demo-answer-shape):
+	// paragraph (the default), code or mixed.
+	AnswerShape string
 }
 
 type demoJSON struct {
 	Delay       Duration `json:"delayMs"`
 	Tools       int      `json:"tools"`
 	AnswerBytes int      `json:"answerBytes"`
+	AnswerShape string   `json:"answerShape,omitempty"`
 }
 
 // MarshalJSON writes the delay in milliseconds.
 func (d Demo) MarshalJSON() ([]byte, error) {
-	return json.Marshal(demoJSON{Duration(d.Delay), d.Tools, d.AnswerBytes})
+	return json.Marshal(demoJSON{Duration(d.Delay), d.Tools, d.AnswerBytes, d.AnswerShape})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -76,7 +84,7 @@ func (d *Demo) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*d = Demo{time.Duration(j.Delay), j.Tools, j.AnswerBytes}
+	*d = Demo{time.Duration(j.Delay), j.Tools, j.AnswerBytes, j.AnswerShape}
 	return nil
 }
 
@@ -108,11 +116,14 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		"--addr", "127.0.0.1:0", // the server prints the port it got
 		"--auth", cfg.Auth,
 		"--database-url", cfg.DatabaseURL,
-		"--model-provider", "demo",
 		"--demo-delay", cfg.Demo.Delay.String(),
 		"--demo-tools", strconv.Itoa(cfg.Demo.Tools),
 		"--demo-answer-bytes", strconv.Itoa(cfg.Demo.AnswerBytes),
+		"--demo-answer-shape", cfg.Demo.AnswerShape,
 	)
+	if !cfg.ModelFromEnv {
+		args = append(args, "--model-provider", "demo")
+	}
 	if cfg.MaxTurns > 0 {
 		args = append(args, "--max-turns", strconv.Itoa(cfg.MaxTurns))
 	}

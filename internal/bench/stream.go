@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,11 @@ type streamResult struct {
 	endError   string             // the terminal event's error text
 	reconnects int
 	err        error
+	// wire is the bytes of the response bodies as they came over the
+	// connection (compressed, when the server compressed them), body the
+	// same decompressed; frames counts render frames.
+	wire, body int64
+	frames     int
 }
 
 // streamer opens event streams on one server.
@@ -76,7 +82,10 @@ type streamer struct {
 // checking the sequence and timing every event: live events apart from
 // those made before their connection was open. ready, if not nil, is
 // closed at the first event (or when the stream fails before one).
-func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struct{}) streamResult {
+// With render the stream is read as the web page reads it: rendered HTML
+// (?render=html), compression accepted, the render frames counted instead
+// of events.
+func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struct{}, render bool) streamResult {
 	var r streamResult
 	signal := func() {
 		if ready != nil {
@@ -86,7 +95,7 @@ func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struc
 	}
 	defer signal()
 	for attempt := 0; ; attempt++ {
-		err := s.once(ctx, turnID, &r, signal)
+		err := s.once(ctx, turnID, &r, signal, render)
 		if err == nil || ctx.Err() != nil {
 			if err == nil && r.terminal == "" {
 				err = errors.New("stream ended without a terminal event")
@@ -111,12 +120,19 @@ func (s *streamer) follow(ctx context.Context, turnID string, ready chan<- struc
 
 // once makes one connection and reads it until the terminal event (nil)
 // or an error.
-func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, firstEvent func()) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/api/turns/"+url.PathEscape(turnID)+"/events", nil)
+func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, firstEvent func(), render bool) error {
+	u := s.base + "/api/turns/" + url.PathEscape(turnID) + "/events"
+	if render {
+		u += "?render=html"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	if render {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
@@ -135,7 +151,16 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 	// The response headers are in: an event made from now on is live, one
 	// made before is replayed from the log or the server's memory.
 	connected := time.Now()
-	rd := client.NewReader(resp.Body)
+	wire := &countingReader{r: resp.Body, n: &r.wire}
+	var body io.Reader = wire
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			return fmt.Errorf("reading the stream: %w", err)
+		}
+		body = zr
+	}
+	rd := client.NewReader(&countingReader{r: body, n: &r.body})
 	for {
 		fr, err := rd.Next()
 		if err != nil {
@@ -148,13 +173,6 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 			continue
 		}
 		now := time.Now()
-		var ev eventHead
-		if err := json.Unmarshal([]byte(fr.Data), &ev); err != nil {
-			return fmt.Errorf("decoding event %q: %w", fr.ID, err)
-		}
-		if ev.Type == "" {
-			ev.Type = toolmark.EventType(fr.Event)
-		}
 		r.events++
 		if r.events == 1 {
 			r.first = now
@@ -163,35 +181,112 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 		if s.onEvent != nil {
 			s.onEvent()
 		}
-		switch {
-		case ev.Time.IsZero():
-		case ev.Time.After(connected):
-			r.latencies = append(r.latencies, now.Sub(ev.Time))
-		default:
-			r.replayAges = append(r.replayAges, now.Sub(ev.Time))
+		var done bool
+		if render {
+			done, err = r.renderFrame(fr, now)
+		} else {
+			done, err = r.event(fr, now, connected)
 		}
-		if ev.Type == toolmark.EventTextDelta && r.firstToken.IsZero() {
-			r.firstToken = now
-		}
-		if ev.Type == toolmark.EventSnapshot {
-			var snap struct {
-				Data toolmark.SnapshotData `json:"data"`
-			}
-			if err := json.Unmarshal([]byte(fr.Data), &snap); err != nil {
-				return fmt.Errorf("decoding a snapshot: %w", err)
-			}
-			r.check.Snapshot(snap.Data.Seq)
-			continue
-		}
-		r.check.Observe(ev.Seq)
-		if ev.Type.Terminal() {
-			r.terminal, r.end = ev.Type, now
-			if ev.Type != toolmark.EventTurnCompleted {
-				r.endError = endData(fr.Data)
-			}
-			return nil
+		if err != nil || done {
+			return err
 		}
 	}
+}
+
+// event takes one event of an event stream and reports whether it ended
+// the turn.
+func (r *streamResult) event(fr client.Frame, now, connected time.Time) (bool, error) {
+	var ev eventHead
+	if err := json.Unmarshal([]byte(fr.Data), &ev); err != nil {
+		return false, fmt.Errorf("decoding event %q: %w", fr.ID, err)
+	}
+	if ev.Type == "" {
+		ev.Type = toolmark.EventType(fr.Event)
+	}
+	switch {
+	case ev.Time.IsZero():
+	case ev.Time.After(connected):
+		r.latencies = append(r.latencies, now.Sub(ev.Time))
+	default:
+		r.replayAges = append(r.replayAges, now.Sub(ev.Time))
+	}
+	if ev.Type == toolmark.EventTextDelta && r.firstToken.IsZero() {
+		r.firstToken = now
+	}
+	if ev.Type == toolmark.EventSnapshot {
+		var snap struct {
+			Data toolmark.SnapshotData `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(fr.Data), &snap); err != nil {
+			return false, fmt.Errorf("decoding a snapshot: %w", err)
+		}
+		r.check.Snapshot(snap.Data.Seq)
+		return false, nil
+	}
+	r.check.Observe(ev.Seq)
+	if ev.Type.Terminal() {
+		r.terminal, r.end = ev.Type, now
+		if ev.Type != toolmark.EventTurnCompleted {
+			r.endError = endData(fr.Data)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// renderHead is the part of a render frame the bench decodes.
+type renderHead struct {
+	Seq    int64 `json:"seq"`
+	Count  int   `json:"count"`
+	Blocks []struct {
+		HTML string `json:"html"`
+	} `json:"blocks"`
+	Final bool `json:"final"`
+	Turn  *struct {
+		Status toolmark.TurnStatus `json:"status"`
+		Error  string              `json:"error"`
+	} `json:"turn"`
+}
+
+// renderFrame takes one frame of a rendering stream and reports whether it
+// ended the turn. Render frames are coalesced, so their seqs may skip; they
+// must not go back.
+func (r *streamResult) renderFrame(fr client.Frame, now time.Time) (bool, error) {
+	if fr.Event != "render" {
+		return false, nil
+	}
+	var h renderHead
+	if err := json.Unmarshal([]byte(fr.Data), &h); err != nil {
+		return false, fmt.Errorf("decoding render frame %q: %w", fr.ID, err)
+	}
+	r.frames++
+	r.check.Snapshot(h.Seq) // a frame that goes back counts as a duplicate
+	if r.firstToken.IsZero() && h.Count > 0 && len(h.Blocks) > 0 && h.Blocks[0].HTML != "" {
+		r.firstToken = now
+	}
+	if !h.Final {
+		return false, nil
+	}
+	r.end, r.terminal = now, toolmark.EventTurnCompleted
+	if h.Turn != nil {
+		r.terminal = h.Turn.Status.EndEvent()
+		if h.Turn.Status != toolmark.TurnCompleted {
+			r.endError = h.Turn.Error
+		}
+	}
+	return true, nil
+}
+
+// countingReader adds the bytes read through it to *n.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	*c.n += int64(k)
+	return k, err
 }
 
 // unwrapURLError drops the method and URL net/http puts in front of a

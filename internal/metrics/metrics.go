@@ -20,6 +20,7 @@ type Metrics struct {
 	batchLatency  prometheus.Histogram
 	queueLength   prometheus.Gauge
 	activeTurns   prometheus.Gauge
+	tokens        *prometheus.CounterVec
 }
 
 // New returns Metrics registered in a registry of their own, with the Go
@@ -47,8 +48,11 @@ func New() *Metrics {
 		activeTurns: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "toolmark_turns_running", Help: "Turns running on this server.",
 		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolmark_model_tokens_total", Help: "Tokens of the model calls of ended turns, as the model services reported them, by direction (input, output).",
+		}, []string{"direction"}),
 	}
-	m.registry.MustRegister(m.turns, m.activeStreams, m.events, m.batchLatency, m.queueLength, m.activeTurns,
+	m.registry.MustRegister(m.turns, m.activeStreams, m.events, m.batchLatency, m.queueLength, m.activeTurns, m.tokens,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -65,6 +69,14 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) TurnEnded(s string) {
 	if m != nil {
 		m.turns.WithLabelValues(s).Inc()
+	}
+}
+
+// TokensUsed counts the tokens of an ended turn's model calls.
+func (m *Metrics) TokensUsed(input, output int64) {
+	if m != nil {
+		m.tokens.WithLabelValues("input").Add(float64(input))
+		m.tokens.WithLabelValues("output").Add(float64(output))
 	}
 }
 

@@ -1,0 +1,268 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
+	"github.com/toolmark/toolmark/store"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// The everyday actions on conversations: rename, search, retry,
+// regenerate, edit, earlier versions and export. Retry, regenerate and
+// edit start a new turn in place of the tail of the conversation: the
+// replaced messages are kept (GET …/replaced) but leave the conversation
+// and the model's history.
+
+// handleRenameConversation sets a conversation's title.
+func (s *Server) handleRenameConversation(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	var req struct {
+		Title *string `json:"title"`
+	}
+	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Title == nil || strings.TrimSpace(*req.Title) == "" {
+		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "title must not be empty"))
+		return
+	}
+	c, err := s.cfg.Store.RenameConversation(r.Context(), u.ID, chi.URLParam(r, "id"), strings.TrimSpace(*req.Title))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversation": c})
+}
+
+// handleRetryTurn answers a failed, stopped or interrupted turn's question
+// again; handleRegenerateTurn any finished turn's.
+func (s *Server) handleRetryTurn(w http.ResponseWriter, r *http.Request) { s.again(w, r, true) }
+
+func (s *Server) handleRegenerateTurn(w http.ResponseWriter, r *http.Request) { s.again(w, r, false) }
+
+func (s *Server) again(w http.ResponseWriter, r *http.Request, retry bool) {
+	u, _ := UserFromContext(r.Context())
+	t, err := s.cfg.Store.GetTurn(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch {
+	case !t.Status.Final():
+		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "the answer is still being written; stop it first"))
+		return
+	case retry && t.Status == toolmark.TurnCompleted:
+		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "the answer completed; regenerate it instead"))
+		return
+	}
+	q, err := s.cfg.Store.GetMessage(r.Context(), u.ID, t.UserMessageID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.replaceTail(w, r, u.ID, q, q.Content)
+}
+
+// handleEditMessage answers an edited question: the user message is
+// replaced, with the answers after it.
+func (s *Server) handleEditMessage(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	var req struct {
+		Content string `json:"content"`
+	}
+	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := s.cfg.Store.GetMessage(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if m.Role != toolmark.RoleUser {
+		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "only a question can be edited; regenerate an answer instead"))
+		return
+	}
+	s.replaceTail(w, r, u.ID, m, req.Content)
+}
+
+// replaceTail starts a turn asking content in place of the user message q
+// and everything after it.
+func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID string, q toolmark.Message, content string) {
+	if q.ReplacedBy != "" && r.Header.Get("Idempotency-Key") == "" {
+		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "this message was already replaced"))
+		return
+	}
+	t, err := s.startTurn(r, ownerID, q.ConversationID, content, q.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/turns/"+t.ID)
+	writeJSON(w, http.StatusAccepted, turnResponse{Turn: t, EventsURL: "/api/turns/" + t.ID + "/events"})
+}
+
+// handleReplacedMessages lists the messages retries, regenerations and
+// edits replaced: the earlier versions.
+func (s *Server) handleReplacedMessages(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	ms, err := s.cfg.Store.ReplacedMessages(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	views := make([]messageView, len(ms))
+	for i, m := range ms {
+		views[i] = messageView{Message: m, ToolCalls: []toolmark.ToolCallRecord{}, Todos: []toolmark.Todo{}}
+		if views[i].HTML, err = s.render(m); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": views})
+}
+
+// handleExportConversation answers a whole conversation as Markdown
+// (?format=markdown, the default) or JSON (?format=json), as a download.
+func (s *Server) handleExportConversation(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "markdown"
+	}
+	if format != "markdown" && format != "json" {
+		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "format must be markdown or json"))
+		return
+	}
+	c, msgs, err := s.wholeConversation(r, u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	name := fileName(c.Title)
+	if format == "json" {
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
+		writeJSON(w, http.StatusOK, map[string]any{"conversation": c, "messages": msgs, "exportedAt": time.Now().UTC()})
+		return
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.md"`)
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(exportMarkdown(c, msgs)))
+}
+
+// wholeConversation reads every live message of a conversation, a page at
+// a time from the end.
+func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmark.Conversation, []messageView, error) {
+	var pages [][]store.MessageEntry
+	var c toolmark.Conversation
+	for before := int64(0); ; {
+		p, err := s.cfg.Store.OpenConversation(r.Context(), ownerID, id, before, store.MaxPageMessages)
+		if err != nil {
+			return c, nil, err
+		}
+		c = p.Conversation
+		pages = append(pages, p.Messages)
+		if !p.More {
+			break
+		}
+		before = p.Messages[0].Pos
+	}
+	var out []messageView
+	for i := len(pages) - 1; i >= 0; i-- {
+		for _, e := range pages[i] {
+			out = append(out, messageView{Message: e.Message, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage})
+		}
+	}
+	if out == nil {
+		out = []messageView{}
+	}
+	return c, out, nil
+}
+
+// exportMarkdown writes a conversation as Markdown: a heading per message,
+// each tool call as a quoted line of its final status.
+func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
+	var b strings.Builder
+	title := c.Title
+	if strings.TrimSpace(title) == "" {
+		title = "Conversation"
+	}
+	fmt.Fprintf(&b, "# %s\n\n", oneLine(title))
+	for _, m := range msgs {
+		who := "You"
+		if m.Role == toolmark.RoleAssistant {
+			who = "Assistant"
+		}
+		fmt.Fprintf(&b, "## %s — %s\n\n", who, m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		if m.Role == toolmark.RoleUser {
+			b.WriteString(strings.TrimSpace(m.Content) + "\n\n")
+			continue
+		}
+		b.WriteString(strings.TrimSpace(answerMarkdown(m.Content)) + "\n\n")
+		if len(m.Todos) > 0 {
+			b.WriteString("Plan:\n\n")
+			for _, t := range m.Todos {
+				mark := " "
+				if t.Status == toolmark.TodoDone {
+					mark = "x"
+				}
+				fmt.Fprintf(&b, "- [%s] %s\n", mark, oneLine(t.Text))
+			}
+			b.WriteString("\n")
+		}
+		if m.Status != toolmark.MessageComplete && m.Status != toolmark.MessageStreaming {
+			fmt.Fprintf(&b, "*(the answer %s)*\n\n", m.Status)
+		}
+	}
+	return b.String()
+}
+
+// answerMarkdown is an answer's content with each top-level ToolCall
+// element replaced by a quoted line of its status ("Found 3 results for:
+// resume").
+func answerMarkdown(content string) string {
+	var b strings.Builder
+	last := 0
+	for _, sp := range toolcallmarkup.Scan(content) {
+		if sp.Start < last {
+			continue // a nested call, inside the element just replaced
+		}
+		b.WriteString(toolcallmarkup.RestoreText(content[last:sp.Start]))
+		fmt.Fprintf(&b, "\n> %s\n", oneLine(statustext.Text(sp.Call)))
+		last = sp.End
+	}
+	b.WriteString(toolcallmarkup.RestoreText(content[last:]))
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fileName makes a download's name of a title: letters, digits and dashes.
+func fileName(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if name == "" {
+		name = "conversation"
+	}
+	return name
+}
