@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolmark/toolmark/internal/app"
+	fp "github.com/toolmark/toolmark/internal/fakeprovider"
 	"github.com/toolmark/toolmark/internal/testserver"
 )
 
@@ -102,4 +104,60 @@ func TestBrowserMobile(t *testing.T) {
 	needBrowser(t)
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 15 * time.Millisecond})
 	runScript(t, "mobile.mjs", srv.URL)
+}
+
+// TestBrowserScroll: the view follows the answer while the plan appears
+// and after a reload mid-turn; scrolled up, it stays put and offers "Jump
+// to latest", which follows again.
+func TestBrowserScroll(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
+	runScript(t, "scroll.mjs", srv.URL)
+}
+
+// TestBrowserKeyboard: the messages come before the conversation list in
+// the tab order; the focus moves from Send to Stop and back to the message
+// box, stays on a conversation opened with the keyboard; Esc stops a turn;
+// the page's controls are named by their visible text.
+func TestBrowserKeyboard(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 60 * time.Millisecond})
+	runScript(t, "keyboard.mjs", srv.URL)
+}
+
+// TestBrowserConversationList: the list is read a page at a time, titles
+// keep their words at 1280 px, the open conversation is scrolled into view
+// and one with an answer being written is marked.
+func TestBrowserConversationList(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 150 * time.Millisecond})
+	runScript(t, "list.mjs", srv.URL)
+}
+
+// TestBrowserDetails: the message box grows, the tab's title follows the
+// conversation, code blocks show their language and keep Copy in view, a
+// page loaded while the server is away tries again, and a first message
+// that fails (413, 500, offline) leaves no conversation behind.
+func TestBrowserDetails(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "details.mjs", srv.URL)
+}
+
+// TestBrowserMarkdown: an answer of a real streaming model (a local
+// OpenAI-compatible service) with a task list, LaTeX and a mermaid block:
+// checkboxes, KaTeX under the page's Content-Security-Policy with the
+// source's backslashes kept, mermaid left as code.
+func TestBrowserMarkdown(t *testing.T) {
+	needBrowser(t)
+	answer := []string{
+		"The steps:\n\n- [x] read the log\n- [ ] write the answer\n\n",
+		"$$\\int_0^1 x\\,dx$$\n\nInline $a^2+b^2=c^2$ too",
+		", and $\\frac{1}{2}$.\n\n```mermaid\ngraph TD; A-->B\n```\n",
+	}
+	model := fp.Start(t, fp.OpenAI, fp.Reply{Text: answer})
+	srv := testserver.Start(t, testserver.Options{Model: &app.ModelConfig{
+		Provider: "openai", BaseURL: model.BaseURL(), APIKey: fp.APIKey, Name: "gpt-4o-mini",
+	}})
+	runScript(t, "markdown.mjs", srv.URL)
 }
