@@ -13,9 +13,12 @@
 // # Event streams
 //
 // A stream sends "retry: 1000", replays the events after the cursor
-// (Last-Event-ID or ?after=N) from the event log, then waits for the runner's
-// hub to announce more. Events are read from the log, never from memory, so
-// a stream only carries persisted events, and any replica can serve any
-// turn. A cursor older than the retained log gets a snapshot event first.
-// The stream ends after the turn's terminal event.
+// (Last-Event-ID or ?after=N) from the event log, then takes the frames the
+// replica's fan-out (package fanout) publishes once the runner committed
+// them — or, for a turn another replica runs, reads the log again when
+// that replica's notification says it grew. Only committed events reach a
+// stream, and any replica can serve any turn. A cursor older than the
+// retained log gets a snapshot event first. The stream ends after the
+// turn's terminal event. A stream opened with ?render=html gets render
+// frames instead (render.go).
 package api

@@ -174,16 +174,10 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	w.Events = make([]store.EventRow, len(pending))
 	frames = make([]fanout.Frame, len(pending))
 	for i, p := range pending {
-		data, err := marshalData(p.d.Data)
-		if err != nil {
-			// A payload that cannot be encoded is a bug of the agent; log
-			// it as an empty payload rather than lose the seq.
-			j.log.Error("encoding event data", "type", p.d.Type, "err", err)
-			data = json.RawMessage("{}")
-		}
-		w.Events[i] = store.EventRow{Seq: p.seq, Type: p.d.Type, Data: data, Time: p.at}
+		row := eventRow(p.seq, p.d, p.at, j.log)
+		w.Events[i] = row
 		frames[i] = fanout.NewFrame(toolmark.Event{Seq: p.seq, TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID,
-			Type: p.d.Type, Time: p.at, Data: data}, p.d.Data)
+			Type: p.d.Type, Time: p.at, Data: row.Data}, p.d.Data)
 	}
 	return w, frames, true
 }

@@ -231,7 +231,9 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	// own for a while: after the database comes back, the others need a
 	// moment to take theirs again.
 	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
-	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness)
+	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, func(t store.LockedTurn) (store.TurnWrite, error) {
+		return interrupt(t, r.log)
+	})
 	for _, id := range ids {
 		r.log.Warn("finalised a turn left behind by a stopped server", "turn", id)
 		r.cfg.Metrics.TurnEnded(string(toolmark.TurnInterrupted))
@@ -248,12 +250,14 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	}
 	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100, byLiveness)
 	for _, a := range adopted {
-		if a.State != nil {
-			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Seq)
+		var st *turnstate.State
+		if a.Log != nil {
+			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Turn.LastSeq)
+			st = stateOf(*a.Log, r.log)
 		} else {
 			r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
 		}
-		r.enqueue(a.Turn, a.OwnerID, a.UserText, a.Seq, a.State)
+		r.enqueue(a.Turn, a.OwnerID, a.UserText, a.Turn.LastSeq, st)
 	}
 	return ids, err
 }
@@ -306,7 +310,7 @@ var (
 // Create creates a turn in one of the owner's conversations and queues it on
 // this replica: one transaction writes the messages, the turn with this
 // replica's lease and its turn_queued event. A request repeating an
-// Idempotency-Key gets the turn it created before (created false).
+// Idempotency-Key gets the turn it created before.
 func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, error) {
 	r.mu.Lock()
 	if r.closing {
@@ -351,7 +355,6 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	}
 	j := newJob(r, t, ownerID, userText, seq)
 	if state != nil {
-		state.StatusText = statusText
 		j.state, j.resumed = state, true
 	}
 	r.jobs[t.ID] = j

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -104,7 +103,7 @@ func (db *DB) Commit(ctx context.Context, owner string, ws []TurnWrite) error {
 		ok = append(ok, w)
 	}
 	if len(ok) > 0 {
-		lost, err := db.commit(ctx, owner, ok)
+		lost, err := db.commit(ctx, db.commits, owner, ok)
 		if err != nil {
 			return err
 		}
@@ -181,183 +180,32 @@ func (db *DB) checkWrite(w TurnWrite) error {
 // owner holds its lease and it is not final.
 const guard = `exists (select 1 from turns g where g.id = u.turn_id and g.lease_owner = $1 and g.status in ('queued', 'running'))`
 
-// maxNotifyPayload keeps a notification under PostgreSQL's 8000-byte limit.
-const maxNotifyPayload = 7000
+// batchSender sends a batch: the pool (its statements then run in one
+// implicit transaction) or a transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
 
-func (db *DB) commit(ctx context.Context, owner string, ws []TurnWrite) (lost []string, err error) {
-	var (
-		evTurn, evType, evData []string
-		evSeq                  []int64
-		evTime                 []time.Time
-		started                []string
-		cTurn, cMsg, cContent  []string
-		cSeq                   []int64
-		tcTurn, tcID, tcParent []string
-		tcName, tcStatus       []string
-		tcResult, tcError      []string
-		tcArgs                 []*string
-		tcStart                []time.Time
-		tcEnd                  []*time.Time
-		tdTurn, tdTodos        []string
-		fTurn, fStatus, fError []string
-		fContent, fMsgStatus   []string
-		fSeq, fIn, fOut        []int64
-		hTurn                  []string
-		hTTL                   []time.Duration
-		notes                  []string
-		note                   strings.Builder
-	)
-	expect := make(map[string]int, len(ws))
-	for _, w := range ws {
-		expect[w.TurnID] += len(w.Events)
-		for _, e := range w.Events {
-			evTurn, evSeq, evType = append(evTurn, w.TurnID), append(evSeq, e.Seq), append(evType, string(e.Type))
-			evData, evTime = append(evData, string(e.Data)), append(evTime, e.Time)
-		}
-		if w.Started {
-			started = append(started, w.TurnID)
-		}
-		switch {
-		case w.Finish != nil:
-			fTurn, fStatus, fError = append(fTurn, w.TurnID), append(fStatus, string(w.Finish.Status)), append(fError, w.Finish.Error)
-			fContent, fSeq = append(fContent, *w.Content), append(fSeq, w.lastSeq())
-			fMsgStatus = append(fMsgStatus, string(w.Finish.Status.MessageStatus()))
-			fIn, fOut = append(fIn, w.Finish.Usage.InputTokens), append(fOut, w.Finish.Usage.OutputTokens)
-		case w.Content != nil:
-			cTurn, cMsg, cContent, cSeq = append(cTurn, w.TurnID), append(cMsg, w.MessageID), append(cContent, *w.Content), append(cSeq, w.lastSeq())
-		}
-		if w.HandOver > 0 && w.Finish == nil {
-			hTurn, hTTL = append(hTurn, w.TurnID), append(hTTL, w.HandOver)
-		}
-		for _, c := range w.ToolCalls {
-			status := c.Status
-			if status == "" {
-				status = "pending"
-			}
-			var args *string
-			if len(c.Arguments) > 0 {
-				a := string(c.Arguments)
-				args = &a
-			}
-			start := c.StartedAt
-			if start.IsZero() {
-				start = time.Now()
-			}
-			tcTurn, tcID, tcParent = append(tcTurn, w.TurnID), append(tcID, c.ID), append(tcParent, c.ParentID)
-			tcName, tcStatus, tcResult = append(tcName, c.Name), append(tcStatus, status), append(tcResult, c.Result)
-			tcError, tcArgs, tcStart, tcEnd = append(tcError, c.Error), append(tcArgs, args), append(tcStart, start), append(tcEnd, c.FinishedAt)
-		}
-		if w.Todos != nil {
-			todos := *w.Todos
-			if todos == nil {
-				todos = []toolmark.Todo{}
-			}
-			raw, err := json.Marshal(todos)
-			if err != nil {
-				return nil, fmt.Errorf("encoding todos: %w", err)
-			}
-			tdTurn, tdTodos = append(tdTurn, w.TurnID), append(tdTodos, string(raw))
-		}
-		item := w.TurnID + ":" + strconv.FormatInt(w.lastSeq(), 10)
-		if note.Len()+len(item)+1 > maxNotifyPayload {
-			notes = append(notes, note.String())
-			note.Reset()
-		}
-		if note.Len() > 0 {
-			note.WriteByte(',')
-		}
-		note.WriteString(item)
+// commit writes ws in one batch through s and returns the turns whose
+// writes the guard refused.
+func (db *DB) commit(ctx context.Context, s batchSender, owner string, ws []TurnWrite) (lost []string, err error) {
+	g, err := newCommitGroup(ws)
+	if err != nil {
+		return nil, err
 	}
-	if note.Len() > 0 {
-		notes = append(notes, note.String())
-	}
-
 	b := &pgx.Batch{}
-	var counted map[string]int
-	b.Queue(`
-		with ins as (
-			insert into events (turn_id, seq, type, data, time)
-			select u.turn_id, u.seq, u.type, u.data::json, u.time
-			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
-			where `+guard+`
-			returning turn_id
-		)
-		select turn_id, count(*) from ins group by turn_id`,
-		owner, evTurn, evSeq, evType, evData, evTime).Query(func(rows pgx.Rows) error {
-		counted = make(map[string]int, len(ws))
-		for rows.Next() {
-			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				return err
-			}
-			counted[id] = n
-		}
-		return rows.Err()
-	})
-	if len(tcTurn) > 0 {
-		b.Queue(`
-			insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-			select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
-			from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
-				as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-			where `+guard+toolCallConflict,
-			owner, tcTurn, tcID, tcParent, tcName, tcArgs, tcStatus, tcResult, tcError, tcStart, tcEnd)
+	counted := g.queue(b, owner)
+	if db.testHookBatch != nil {
+		db.testHookBatch(b)
 	}
-	if len(tdTurn) > 0 {
-		b.Queue(`
-			insert into todos (turn_id, todos)
-			select u.turn_id, u.todos::json from unnest($2::text[], $3::text[]) as u(turn_id, todos)
-			where `+guard+`
-			on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`,
-			owner, tdTurn, tdTodos)
-	}
-	if len(cMsg) > 0 {
-		b.Queue(`
-			update messages m set content = u.content, seq = u.seq, updated_at = now()
-			from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) as u(turn_id, id, content, seq)
-			where m.id = u.id and m.seq <= u.seq
-			  and exists (select 1 from turns g where g.id = u.turn_id and g.assistant_message_id = m.id
-				and g.lease_owner = $1 and g.status in ('queued', 'running'))`,
-			owner, cTurn, cMsg, cContent, cSeq)
-	}
-	if len(started) > 0 {
-		b.Queue(`
-			update turns set status = 'running', started_at = coalesce(started_at, now())
-			where id = any($2) and lease_owner = $1 and status = 'queued'`, owner, started)
-	}
-	if len(fTurn) > 0 {
-		b.Queue(`
-			with u as (
-				select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
-					as u(id, status, error, content, seq, msg_status, input_tokens, output_tokens)
-			), t as (
-				update turns set status = u.status, error = u.error, finished_at = now(), last_seq = u.seq,
-					lease_owner = null, lease_expires_at = null, input_tokens = u.input_tokens, output_tokens = u.output_tokens
-				from u where turns.id = u.id and turns.lease_owner = $1 and turns.status in ('queued', 'running')
-				returning turns.id, turns.assistant_message_id
-			)
-			update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
-			from t join u on u.id = t.id where m.id = t.assistant_message_id`,
-			owner, fTurn, fStatus, fError, fContent, fSeq, fMsgStatus, fIn, fOut)
-	}
-	if len(hTurn) > 0 {
-		// Last: the statements above check the lease this one gives up.
-		b.Queue(`
-			update turns t set lease_owner = null, lease_expires_at = now() + u.ttl
-			from unnest($2::text[], $3::interval[]) as u(id, ttl)
-			where t.id = u.id and t.lease_owner = $1 and t.status in ('queued', 'running')`, owner, hTurn, hTTL)
-	}
-	b.Queue(`select pg_notify('`+ChannelEvents+`', p) from unnest($1::text[]) as p`, notes)
-
-	// One round trip: the statements of a batch run in one implicit
-	// transaction (the protocol's Sync comes after the last one), so they
-	// commit together or not at all.
-	if err := db.commits.SendBatch(ctx, b).Close(); err != nil {
+	// One round trip: the statements of a batch sent on the pool run in one
+	// implicit transaction (the protocol's Sync comes after the last one),
+	// so they commit together or not at all.
+	if err := s.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
-	for id, n := range expect {
-		if counted[id] != n {
+	for id, n := range g.expect {
+		if (*counted)[id] != n {
 			lost = append(lost, id)
 		}
 	}

@@ -31,12 +31,15 @@ const versionTable = "public.schema_version"
 
 // DB is toolmark's PostgreSQL store. It is safe for concurrent use.
 type DB struct {
-	pool       *pgxpool.Pool
-	commits    *pgxpool.Pool // Commit's own connections: group commits never queue behind requests
-	log        *slog.Logger
-	maxContent int
-	maxConns   int32
-	tracer     pgx.QueryTracer
+	pool    *pgxpool.Pool
+	commits *pgxpool.Pool // Commit's own connections: group commits never queue behind requests
+	// testHookBatch, set by tests, sees every commit's batch before it is
+	// sent (to fail it between two statements).
+	testHookBatch func(b *pgx.Batch)
+	log           *slog.Logger
+	maxContent    int
+	maxConns      int32
+	tracer        pgx.QueryTracer
 	// livenessSince is when ListenAs took this process's liveness lock
 	// (unix nanoseconds), 0 while it does not hold it.
 	livenessSince atomic.Int64

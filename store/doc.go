@@ -37,7 +37,8 @@
 // the (turn, seq) primary key rejects a duplicate. The assistant message
 // stores its content with the seq it reflects (at tool status changes and
 // at the end), so the content is always that snapshot plus the events after
-// it (package turnstate rebuilds it).
+// it (the runner rebuilds it with package turnstate). The store knows no
+// status words and no turn state: it stores what the runner wrote.
 //
 // # Leases, liveness and recovery
 //
@@ -45,11 +46,15 @@
 // of a runner's turns in one statement and reports cancel requests. Each
 // replica holds a session-level advisory lock named after it on its
 // listening connection (ListenAs): when its process or session dies the
-// lock goes at once. SweepExpired finalises running turns whose owner is
-// gone — lease expired or liveness lock not held: content rebuilt from the
-// log, every open ToolCall tag and unfinished todo ended with "interrupted",
-// turn_failed appended, the turn marked interrupted; AdoptQueued hands the
-// queued turns of a gone owner to a live one. Both lock each turn with
-// SELECT … FOR UPDATE SKIP LOCKED, so concurrent replicas act on each turn
-// exactly once.
+// lock goes at once. SweepExpired finds the running turns whose owner is
+// gone — lease expired or liveness lock not held — locks each, hands it
+// as its log left it (LockedTurn) to the caller's EndFunc (the runner's
+// policy: end it as interrupted) and commits the write that returns with
+// the statements of Commit, in the same transaction: a turn ends by one
+// write on every path. Adopt hands the queued turns of a gone owner, and
+// the running turns a draining replica handed over, to a live one. Both
+// lock each turn with SELECT … FOR UPDATE SKIP LOCKED, so concurrent
+// replicas act on each turn exactly once. Files: lease.go (leases,
+// liveness, cancel requests), recover.go (sweep and adoption), commit.go
+// and commit_group.go (the group commit, one statement per table).
 package store

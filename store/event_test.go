@@ -239,10 +239,10 @@ func TestEventsNotifyManyTurns(t *testing.T) {
 	}
 }
 
-// runner plays the part of the turn runner: it applies every draft to the
+// turnWriter plays the part of the turn runner: it applies every draft to the
 // turn's state (package turnstate), numbers it and commits it with what it
 // changed — tool-call rows, todos, and the content when asked to save.
-type runner struct {
+type turnWriter struct {
 	tb       testing.TB
 	db       *store.DB
 	owner    string
@@ -253,12 +253,12 @@ type runner struct {
 	saveNext bool
 }
 
-func newRunner(tb testing.TB, db *store.DB, tu toolmark.Turn) *runner {
-	return &runner{tb: tb, db: db, owner: testOwner, tu: tu, st: turnstate.New(), seq: lastSeq(tb, db, tu.ID)}
+func newRunner(tb testing.TB, db *store.DB, tu toolmark.Turn) *turnWriter {
+	return &turnWriter{tb: tb, db: db, owner: testOwner, tu: tu, st: turnstate.New(), seq: lastSeq(tb, db, tu.ID)}
 }
 
 // draft applies d to the state and returns the write that logs it.
-func (r *runner) draft(d toolmark.Draft) store.TurnWrite {
+func (r *turnWriter) draft(d toolmark.Draft) store.TurnWrite {
 	r.tb.Helper()
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	if err := r.st.Apply(d, at); err != nil {
@@ -279,26 +279,26 @@ func (r *runner) draft(d toolmark.Draft) store.TurnWrite {
 	return w
 }
 
-func (r *runner) emit(typ toolmark.EventType, data any) {
+func (r *turnWriter) emit(typ toolmark.EventType, data any) {
 	r.tb.Helper()
 	mustCommitAs(r.tb, r.db, r.owner, r.draft(toolmark.Draft{Type: typ, Data: data}))
 }
 
-func (r *runner) text(s string) {
+func (r *turnWriter) text(s string) {
 	r.tb.Helper()
 	if out := r.nz.Write(s); out != "" {
 		r.emit(toolmark.EventTextDelta, toolmark.TextDeltaData{Text: out})
 	}
 }
 
-func (r *runner) flush() {
+func (r *turnWriter) flush() {
 	r.tb.Helper()
 	if out := r.nz.Flush(); out != "" {
 		r.emit(toolmark.EventTextDelta, toolmark.TextDeltaData{Text: out})
 	}
 }
 
-func (r *runner) start(tc toolcallmarkup.ToolCall) {
+func (r *turnWriter) start(tc toolcallmarkup.ToolCall) {
 	r.tb.Helper()
 	r.flush()
 	if tc.Status == "" {
@@ -308,7 +308,7 @@ func (r *runner) start(tc toolcallmarkup.ToolCall) {
 		Status: string(tc.Status), Markup: toolcallmarkup.OpenTag(tc)})
 }
 
-func (r *runner) update(id string, typ toolmark.EventType, u toolcallmarkup.Update) {
+func (r *turnWriter) update(id string, typ toolmark.EventType, u toolcallmarkup.Update) {
 	r.tb.Helper()
 	c, ok := r.st.Call(id)
 	if !ok {
@@ -329,7 +329,13 @@ func (r *runner) update(id string, typ toolmark.EventType, u toolcallmarkup.Upda
 // finish ends the turn as the runner does: the open tags and todos are
 // closed through ordinary events, then the terminal event commits with the
 // final content and the turn's end.
-func (r *runner) finish(status toolmark.TurnStatus, errText string) {
+func (r *turnWriter) finish(status toolmark.TurnStatus, errText string) {
+	r.tb.Helper()
+	mustCommitAs(r.tb, r.db, r.owner, r.finishWrites(status, errText)...)
+}
+
+// finishWrites are the writes by which finish ends the turn.
+func (r *turnWriter) finishWrites(status toolmark.TurnStatus, errText string) []store.TurnWrite {
 	r.tb.Helper()
 	r.flush()
 	var ws []store.TurnWrite
@@ -344,13 +350,13 @@ func (r *runner) finish(status toolmark.TurnStatus, errText string) {
 	r.saveNext = true
 	w := r.draft(toolmark.Draft{Type: typ, Data: toolmark.TurnEndData{Status: status, Error: errText}})
 	w.Finish = &store.Finish{Status: status, Error: errText}
-	mustCommitAs(r.tb, r.db, r.owner, append(ws, w)...)
+	return append(ws, w)
 }
 
 // script drives a runner through text (some of it trying to forge tags),
 // nested tool calls, updates, failures and a task list, saving the content
 // with the first event of step save.
-func script(r *runner, save int) {
+func script(r *turnWriter, save int) {
 	steps := []func(){
 		func() { r.emit(toolmark.EventTurnStarted, toolmark.TurnStartedData{Model: "test"}) },
 		func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/toolmark/toolmark"
 )
 
@@ -33,4 +34,19 @@ func (db *DB) AcquireLease(ctx context.Context, turnID, owner string, ttl time.D
 		return db.turnConflict(ctx, turnID, "turn is leased by another owner or finished")
 	}
 	return nil
+}
+
+// FailCommitsAt makes every later commit of db fail after its statement k
+// (0: before the first), by an erroring statement put there; k < 0 stops
+// it.
+func (db *DB) FailCommitsAt(k int) {
+	if k < 0 {
+		db.testHookBatch = nil
+		return
+	}
+	db.testHookBatch = func(b *pgx.Batch) {
+		k := min(k, len(b.QueuedQueries))
+		fail := &pgx.QueuedQuery{SQL: "select 1/0"}
+		b.QueuedQueries = append(b.QueuedQueries[:k], append([]*pgx.QueuedQuery{fail}, b.QueuedQueries[k:]...)...)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 	"github.com/toolmark/toolmark/turnstate"
@@ -70,7 +71,7 @@ func TestSweepExpired(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, now, "sweeper", true)
+			ids, err := db.SweepExpired(ctx, now, "sweeper", true, runner.Interrupt)
 			if err != nil {
 				t.Errorf("sweeper %d: %v", i, err)
 			}
@@ -81,12 +82,12 @@ func TestSweepExpired(t *testing.T) {
 	if got := slices.Concat(results...); len(got) != 1 || got[0] != crashedTurn.ID {
 		t.Fatalf("sweepers finalised %v and %v, want %s exactly once", results[0], results[1], crashedTurn.ID)
 	}
-	if again, _ := db.SweepExpired(ctx, now, "sweeper", true); len(again) != 0 {
+	if again, _ := db.SweepExpired(ctx, now, "sweeper", true, runner.Interrupt); len(again) != 0 {
 		t.Errorf("a third sweep finalised %v, want nothing", again)
 	}
 
 	tu, _ := db.TurnByID(ctx, crashedTurn.ID)
-	if tu.Status != toolmark.TurnInterrupted || tu.Error != store.InterruptedError || tu.FinishedAt == nil || tu.LeaseOwner != "" {
+	if tu.Status != toolmark.TurnInterrupted || tu.Error != runner.Interrupted || tu.FinishedAt == nil || tu.LeaseOwner != "" {
 		t.Errorf("got turn %+v, want interrupted, finished, without lease", tu)
 	}
 	events, err := db.EventsAfter(ctx, crashedTurn.ID, lastLive, 0)
@@ -136,7 +137,7 @@ func TestSweepExpired(t *testing.T) {
 		t.Errorf("got message seq %d, want %d", seq, last.Seq)
 	}
 	live := r.st
-	for _, d := range live.CloseOpen(toolcallmarkup.StatusError, store.InterruptedError) {
+	for _, d := range live.CloseOpen(toolcallmarkup.StatusError, runner.Interrupted) {
 		if err := live.Apply(d, now); err != nil {
 			t.Fatal(err)
 		}
@@ -178,8 +179,8 @@ func TestSweepExpired(t *testing.T) {
 		if rec.Status != want[rec.ID] || !ok || string(c.Status) != rec.Status || rec.FinishedAt == nil {
 			t.Errorf("tool call %s: got %s %q, want %s as the log says", rec.ID, rec.Status, rec.Error, want[rec.ID])
 		}
-		if (rec.ID == "c2" || rec.ID == "c3") && rec.Error != store.InterruptedError {
-			t.Errorf("tool call %s: got error %q, want %q", rec.ID, rec.Error, store.InterruptedError)
+		if (rec.ID == "c2" || rec.ID == "c3") && rec.Error != runner.Interrupted {
+			t.Errorf("tool call %s: got error %q, want %q", rec.ID, rec.Error, runner.Interrupted)
 		}
 	}
 	todos, _ := db.Todos(ctx, crashedTurn.ID)
@@ -236,7 +237,7 @@ func TestSweepManyTurns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
+			ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
 			if err != nil {
 				t.Error(err)
 			}
@@ -292,7 +293,7 @@ func TestSweepLiveness(t *testing.T) {
 	}
 	goneTurn, liveTurn := start(gone), start(live)
 
-	ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
+	ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
 	if err != nil || len(ids) != 1 || ids[0] != goneTurn.ID {
 		t.Fatalf("SweepExpired = %v, %v; want only the gone owner's turn %s", ids, err, goneTurn.ID)
 	}
@@ -308,7 +309,7 @@ func TestSweepLiveness(t *testing.T) {
 	poll, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true)
+		ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +341,7 @@ func TestSweepLivenessIsPerDatabase(t *testing.T) {
 	w := write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
 	w.Started = true
 	mustCommitAs(t, f.db, owner, w)
-	ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true)
+	ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
 	if err != nil || len(ids) != 1 || ids[0] != tu.ID {
 		t.Errorf("SweepExpired = %v, %v; want [%s]: a lock held in another database does not keep the owner alive here", ids, err, tu.ID)
 	}
@@ -656,13 +657,13 @@ func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
 	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
 	w.Started = true
 	mustCommitAs(t, f.db, owner, w)
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false); err != nil || len(ids) != 0 {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("without liveness: swept %v, %v", ids, err)
 	}
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), owner, true); err != nil || len(ids) != 0 {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), owner, true, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("its own turn: swept %v, %v", ids, err)
 	}
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true); err != nil || len(ids) != 1 || ids[0] != tr.ID {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt); err != nil || len(ids) != 1 || ids[0] != tr.ID {
 		t.Fatalf("with liveness: swept %v, %v; want the turn", ids, err)
 	}
 }

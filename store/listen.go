@@ -39,7 +39,7 @@ func (db *DB) LivenessHeldFor() time.Duration {
 // owner (a session-level advisory lock): while the process lives and its
 // session does, other replicas see the owner alive; when it dies, its
 // session ends, the lock goes with it, and they take over its turns at
-// once (SweepExpired, AdoptQueued) instead of waiting for the leases to
+// once (SweepExpired, Adopt) instead of waiting for the leases to
 // expire. A lock still held by a previous session of the same owner is
 // taken as soon as that session is gone.
 func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<-chan Notification, error) {

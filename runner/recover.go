@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+	"github.com/toolmark/toolmark/turnstate"
+)
+
+// Interrupted is the error of a turn, and of its unfinished tool calls and
+// todos, that the sweep ended because the server running it was gone.
+const Interrupted = "interrupted"
+
+// stateOf rebuilds a turn's state from its log: the stored snapshot and
+// the events after it.
+func stateOf(t store.LockedTurn, log *slog.Logger) *turnstate.State {
+	st, err := turnstate.FromSnapshot(t.Snapshot)
+	if err != nil {
+		// A snapshot that does not parse cannot be rebuilt; keep going
+		// without its live tags.
+		log.Error("stored content does not parse", "turn", t.TurnID, "err", err)
+		st = turnstate.New()
+	}
+	st.StatusText = statusText
+	for _, e := range t.Events {
+		if err := st.ApplyEvent(e); err != nil {
+			log.Warn("skipping an event that does not apply", "turn", t.TurnID, "seq", e.Seq, "err", err)
+		}
+	}
+	_ = st.TakeChanges() // what the log holds is stored already
+	return st
+}
+
+// Interrupt is the sweep's policy (a store.EndFunc): a running turn whose
+// server is gone ends as interrupted, through ordinary events — every open
+// tag and unfinished todo ended with error "interrupted", then turn_failed
+// — with its tool-call rows and todos brought in line, in the write that
+// ends any turn.
+func Interrupt(t store.LockedTurn) (store.TurnWrite, error) {
+	return interrupt(t, slog.Default())
+}
+
+func interrupt(t store.LockedTurn, log *slog.Logger) (store.TurnWrite, error) {
+	st := stateOf(t, log)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	drafts := append(st.CloseOpen(toolcallmarkup.StatusError, Interrupted), toolmark.Draft{
+		Type: toolmark.EventTurnFailed,
+		Data: toolmark.TurnEndData{Status: toolmark.TurnInterrupted, Error: Interrupted, Code: Interrupted},
+	})
+	w := store.TurnWrite{TurnID: t.TurnID, MessageID: t.MessageID,
+		Finish: &store.Finish{Status: toolmark.TurnInterrupted, Error: Interrupted, Usage: st.Usage()}}
+	seq := t.LastSeq()
+	for _, d := range drafts {
+		if err := st.Apply(d, now); err != nil {
+			return w, err
+		}
+		seq++
+		w.Events = append(w.Events, eventRow(seq, d, now, log))
+	}
+	ch := st.TakeChanges()
+	w.ToolCalls = closeRows(ch.Calls, t.Snapshot.ToolCalls, now)
+	if ch.Todos != nil {
+		w.Todos = &ch.Todos
+	}
+	content := st.Content()
+	w.Content = &content
+	return w, nil
+}
+
+// closeRows adds to the records of calls the state ended those stored rows
+// still open that the state does not know (a snapshot that did not parse).
+func closeRows(changed, stored []toolmark.ToolCallRecord, now time.Time) []toolmark.ToolCallRecord {
+	seen := make(map[string]bool, len(changed))
+	for _, c := range changed {
+		seen[c.ID] = true
+	}
+	for _, r := range stored {
+		if seen[r.ID] || toolcallmarkup.Status(r.Status).Final() {
+			continue
+		}
+		r.Status, r.Error, r.FinishedAt = string(toolcallmarkup.StatusError), Interrupted, &now
+		changed = append(changed, r)
+	}
+	return changed
+}
+
+// eventRow is the stored form of a draft: its data marshalled once.
+func eventRow(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) store.EventRow {
+	data, err := marshalData(d.Data)
+	if err != nil {
+		// A payload that cannot be encoded is a bug of the agent; log it
+		// as an empty payload rather than lose the seq.
+		log.Error("encoding event data", "type", d.Type, "err", err)
+		data = []byte("{}")
+	}
+	return store.EventRow{Seq: seq, Type: d.Type, Data: data, Time: at}
+}

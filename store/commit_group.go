@@ -1,0 +1,291 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolmark/toolmark"
+)
+
+// A group commit writes each table in one statement over arrays (unnest),
+// whatever the number of turns. commitGroup gathers the writes of a group
+// table by table; each table's columns add a turn's write and queue their
+// one statement.
+type commitGroup struct {
+	expect   map[string]int // events per turn, to tell the turns the guard refused
+	events   eventCols
+	calls    toolCallCols
+	todos    todoCols
+	contents contentCols
+	started  []string
+	finishes finishCols
+	handOver handOverCols
+	notes    noteCols
+}
+
+func newCommitGroup(ws []TurnWrite) (*commitGroup, error) {
+	g := &commitGroup{expect: make(map[string]int, len(ws))}
+	for _, w := range ws {
+		g.expect[w.TurnID] += len(w.Events)
+		g.events.add(w)
+		if w.Started {
+			g.started = append(g.started, w.TurnID)
+		}
+		switch {
+		case w.Finish != nil:
+			g.finishes.add(w)
+		case w.Content != nil:
+			g.contents.add(w)
+		}
+		if w.HandOver > 0 && w.Finish == nil {
+			g.handOver.add(w)
+		}
+		g.calls.add(w)
+		if err := g.todos.add(w); err != nil {
+			return nil, err
+		}
+		g.notes.add(w)
+	}
+	return g, nil
+}
+
+// queue queues the group's statements on b, in the order the guard needs
+// (the lease given up last), and returns where the events statement will
+// have counted each turn's inserted events once the batch ran.
+func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int {
+	counted := g.events.queue(b, owner, len(g.expect))
+	g.calls.queue(b, owner)
+	g.todos.queue(b, owner)
+	g.contents.queue(b, owner)
+	if len(g.started) > 0 {
+		b.Queue(`
+			update turns set status = 'running', started_at = coalesce(started_at, now())
+			where id = any($2) and lease_owner = $1 and status = 'queued'`, owner, g.started)
+	}
+	g.finishes.queue(b, owner)
+	g.handOver.queue(b, owner) // last: the statements above check the lease this one gives up
+	g.notes.queue(b)
+	return counted
+}
+
+type eventCols struct {
+	turn, typ, data []string
+	seq             []int64
+	time            []time.Time
+}
+
+func (c *eventCols) add(w TurnWrite) {
+	for _, e := range w.Events {
+		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, string(e.Type))
+		c.data, c.time = append(c.data, string(e.Data)), append(c.time, e.Time)
+	}
+}
+
+func (c *eventCols) queue(b *pgx.Batch, owner string, turns int) *map[string]int {
+	counted := map[string]int{}
+	b.Queue(`
+		with ins as (
+			insert into events (turn_id, seq, type, data, time)
+			select u.turn_id, u.seq, u.type, u.data::json, u.time
+			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
+			where `+guard+`
+			returning turn_id
+		)
+		select turn_id, count(*) from ins group by turn_id`,
+		owner, c.turn, c.seq, c.typ, c.data, c.time).Query(func(rows pgx.Rows) error {
+		counted = make(map[string]int, turns)
+		for rows.Next() {
+			var id string
+			var n int
+			if err := rows.Scan(&id, &n); err != nil {
+				return err
+			}
+			counted[id] = n
+		}
+		return rows.Err()
+	})
+	return &counted
+}
+
+type toolCallCols struct {
+	turn, id, parent, name, status, result, error []string
+	args                                          []*string
+	start                                         []time.Time
+	end                                           []*time.Time
+}
+
+func (c *toolCallCols) add(w TurnWrite) {
+	for _, r := range w.ToolCalls {
+		status := r.Status
+		if status == "" {
+			status = "pending"
+		}
+		var args *string
+		if len(r.Arguments) > 0 {
+			a := string(r.Arguments)
+			args = &a
+		}
+		start := r.StartedAt
+		if start.IsZero() {
+			start = time.Now()
+		}
+		c.turn, c.id, c.parent = append(c.turn, w.TurnID), append(c.id, r.ID), append(c.parent, r.ParentID)
+		c.name, c.status, c.result = append(c.name, r.Name), append(c.status, status), append(c.result, r.Result)
+		c.error, c.args, c.start, c.end = append(c.error, r.Error), append(c.args, args), append(c.start, start), append(c.end, r.FinishedAt)
+	}
+}
+
+func (c *toolCallCols) queue(b *pgx.Batch, owner string) {
+	if len(c.turn) == 0 {
+		return
+	}
+	b.Queue(`
+		insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
+		select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
+		from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+			as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
+		where `+guard+toolCallConflict,
+		owner, c.turn, c.id, c.parent, c.name, c.args, c.status, c.result, c.error, c.start, c.end)
+}
+
+type todoCols struct{ turn, todos []string }
+
+func (c *todoCols) add(w TurnWrite) error {
+	if w.Todos == nil {
+		return nil
+	}
+	todos := *w.Todos
+	if todos == nil {
+		todos = []toolmark.Todo{}
+	}
+	raw, err := json.Marshal(todos)
+	if err != nil {
+		return fmt.Errorf("encoding todos: %w", err)
+	}
+	c.turn, c.todos = append(c.turn, w.TurnID), append(c.todos, string(raw))
+	return nil
+}
+
+func (c *todoCols) queue(b *pgx.Batch, owner string) {
+	if len(c.turn) == 0 {
+		return
+	}
+	b.Queue(`
+		insert into todos (turn_id, todos)
+		select u.turn_id, u.todos::json from unnest($2::text[], $3::text[]) as u(turn_id, todos)
+		where `+guard+`
+		on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`,
+		owner, c.turn, c.todos)
+}
+
+// contentCols are the contents of messages whose turn goes on.
+type contentCols struct {
+	turn, msg, content []string
+	seq                []int64
+}
+
+func (c *contentCols) add(w TurnWrite) {
+	c.turn, c.msg, c.content, c.seq = append(c.turn, w.TurnID), append(c.msg, w.MessageID), append(c.content, *w.Content), append(c.seq, w.lastSeq())
+}
+
+func (c *contentCols) queue(b *pgx.Batch, owner string) {
+	if len(c.turn) == 0 {
+		return
+	}
+	b.Queue(`
+		update messages m set content = u.content, seq = u.seq, updated_at = now()
+		from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) as u(turn_id, id, content, seq)
+		where m.id = u.id and m.seq <= u.seq
+		  and exists (select 1 from turns g where g.id = u.turn_id and g.assistant_message_id = m.id
+			and g.lease_owner = $1 and g.status in ('queued', 'running'))`,
+		owner, c.turn, c.msg, c.content, c.seq)
+}
+
+// finishCols are the ends of turns: the turn's final status and its
+// message's final content, in one statement — the one place a turn ends,
+// whether it ended live, was cancelled or was swept.
+type finishCols struct {
+	turn, status, error, content, msgStatus []string
+	seq, in, out                            []int64
+}
+
+func (c *finishCols) add(w TurnWrite) {
+	f := w.Finish
+	c.turn, c.status, c.error = append(c.turn, w.TurnID), append(c.status, string(f.Status)), append(c.error, f.Error)
+	c.content, c.seq = append(c.content, *w.Content), append(c.seq, w.lastSeq())
+	c.msgStatus = append(c.msgStatus, string(f.Status.MessageStatus()))
+	c.in, c.out = append(c.in, f.Usage.InputTokens), append(c.out, f.Usage.OutputTokens)
+}
+
+func (c *finishCols) queue(b *pgx.Batch, owner string) {
+	if len(c.turn) == 0 {
+		return
+	}
+	b.Queue(`
+		with u as (
+			select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
+				as u(id, status, error, content, seq, msg_status, input_tokens, output_tokens)
+		), t as (
+			update turns set status = u.status, error = u.error, finished_at = now(), last_seq = u.seq,
+				lease_owner = null, lease_expires_at = null, input_tokens = u.input_tokens, output_tokens = u.output_tokens
+			from u where turns.id = u.id and turns.lease_owner = $1 and turns.status in ('queued', 'running')
+			returning turns.id, turns.assistant_message_id
+		)
+		update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
+		from t join u on u.id = t.id where m.id = t.assistant_message_id`,
+		owner, c.turn, c.status, c.error, c.content, c.seq, c.msgStatus, c.in, c.out)
+}
+
+type handOverCols struct {
+	turn []string
+	ttl  []time.Duration
+}
+
+func (c *handOverCols) add(w TurnWrite) {
+	c.turn, c.ttl = append(c.turn, w.TurnID), append(c.ttl, w.HandOver)
+}
+
+func (c *handOverCols) queue(b *pgx.Batch, owner string) {
+	if len(c.turn) == 0 {
+		return
+	}
+	b.Queue(`
+		update turns t set lease_owner = null, lease_expires_at = now() + u.ttl
+		from unnest($2::text[], $3::interval[]) as u(id, ttl)
+		where t.id = u.id and t.lease_owner = $1 and t.status in ('queued', 'running')`, owner, c.turn, c.ttl)
+}
+
+// maxNotifyPayload keeps a notification under PostgreSQL's 8000-byte limit.
+const maxNotifyPayload = 7000
+
+// noteCols are the notifications on ChannelEvents: "turn:seq" items,
+// comma-separated, one notification per maxNotifyPayload bytes.
+type noteCols struct {
+	notes []string
+	note  strings.Builder
+}
+
+func (c *noteCols) add(w TurnWrite) {
+	item := w.TurnID + ":" + strconv.FormatInt(w.lastSeq(), 10)
+	if c.note.Len()+len(item)+1 > maxNotifyPayload {
+		c.notes = append(c.notes, c.note.String())
+		c.note.Reset()
+	}
+	if c.note.Len() > 0 {
+		c.note.WriteByte(',')
+	}
+	c.note.WriteString(item)
+}
+
+func (c *noteCols) queue(b *pgx.Batch) {
+	notes := c.notes
+	if c.note.Len() > 0 {
+		notes = append(notes, c.note.String())
+	}
+	b.Queue(`select pg_notify('`+ChannelEvents+`', p) from unnest($1::text[]) as p`, notes)
+}
