@@ -15,7 +15,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
@@ -47,13 +46,27 @@ type StatusTexts struct {
 	Thinking string `json:"thinking"` // a turn just sent
 }
 
+// Metrics is what a Server counts and serves at /metrics (package
+// internal/metrics implements it for Prometheus).
+type Metrics interface {
+	Handler() http.Handler
+	StreamOpened()
+	StreamClosed()
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Handler() http.Handler { return http.NotFoundHandler() }
+func (noMetrics) StreamOpened()         {}
+func (noMetrics) StreamClosed()         {}
+
 // Config configures a Server. Zero values take the defaults in brackets.
 type Config struct {
 	Store   *store.DB
 	Runner  *runner.Runner
 	Render  func(content string) (string, error) // markdown to safe HTML
 	Logger  *slog.Logger
-	Metrics *metrics.Metrics
+	Metrics Metrics      // optional
 	Web     http.Handler // the page at /; optional
 
 	Auth        string // AuthLocal or AuthToken [AuthLocal]
@@ -87,6 +100,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Auth == "" {
 		cfg.Auth = AuthLocal

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -97,4 +98,42 @@ func eventRow(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) store
 		data = []byte("{}")
 	}
 	return store.EventRow{Seq: seq, Type: d.Type, Data: data, Time: at}
+}
+
+// sweep finalises the running turns of replicas that are gone and adopts
+// their queued turns.
+func (r *Runner) sweep(ctx context.Context) ([]string, error) {
+	// Liveness locks say who is gone only once this replica has held its
+	// own for a while: after the database comes back, the others need a
+	// moment to take theirs again.
+	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
+	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, func(t store.LockedTurn) (store.TurnWrite, error) {
+		return interrupt(t, r.log)
+	})
+	for _, id := range ids {
+		r.log.Warn("finalised a turn left behind by a stopped server", "turn", id)
+		r.cfg.Metrics.TurnEnded(string(toolmark.TurnInterrupted))
+		r.hub.Poll(id)
+	}
+	if err != nil {
+		return ids, err
+	}
+	r.mu.Lock()
+	closing := r.closing
+	r.mu.Unlock()
+	if closing {
+		return ids, nil
+	}
+	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100, byLiveness)
+	for _, a := range adopted {
+		var st *turnstate.State
+		if a.Log != nil {
+			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Turn.LastSeq)
+			st = stateOf(*a.Log, r.log)
+		} else {
+			r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
+		}
+		r.enqueue(a.Turn, a.OwnerID, a.UserText, a.Turn.LastSeq, st)
+	}
+	return ids, err
 }

@@ -28,7 +28,6 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
-	"github.com/toolmark/toolmark/internal/metrics"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/turnstate"
@@ -60,7 +59,7 @@ type Config struct {
 	Hub     *fanout.Hub // [fanout.NewHub reading Store]
 	Owner   string      // this replica's lease owner name [random]
 	Logger  *slog.Logger
-	Metrics *metrics.Metrics // optional
+	Metrics Metrics // optional
 
 	MaxTurns      int           // turns running at once [DefaultMaxTurns]; more wait in a queue
 	LeaseTTL      time.Duration // [15s]; renewed every LeaseTTL/3
@@ -70,12 +69,6 @@ type Config struct {
 	Retention     time.Duration // events of turns finished longer ago are pruned; 0 keeps them
 	ModelName     string        // reported in turn_started
 }
-
-// livenessTrustAfter is how long a replica holds its own liveness lock
-// before it takes another replica's missing lock for its death: longer
-// than the others take to reconnect (at most a second apart) once the
-// database is back.
-const livenessTrustAfter = 3 * time.Second
 
 // DefaultMaxTurns is how many turns run at once by default. A turn mostly
 // waits on its model, so hundreds fit one small server.
@@ -107,6 +100,9 @@ var ErrShuttingDown = toolmark.Errorf(toolmark.EUNAVAILABLE, "the server is shut
 func New(cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Hub == nil {
 		db := cfg.Store
@@ -221,83 +217,6 @@ func (r *Runner) notified(n store.Notification) {
 		}
 	case store.ChannelCancel:
 		r.cancelLocal(n.Payload)
-	}
-}
-
-// sweep finalises the running turns of replicas that are gone and adopts
-// their queued turns.
-func (r *Runner) sweep(ctx context.Context) ([]string, error) {
-	// Liveness locks say who is gone only once this replica has held its
-	// own for a while: after the database comes back, the others need a
-	// moment to take theirs again.
-	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
-	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, func(t store.LockedTurn) (store.TurnWrite, error) {
-		return interrupt(t, r.log)
-	})
-	for _, id := range ids {
-		r.log.Warn("finalised a turn left behind by a stopped server", "turn", id)
-		r.cfg.Metrics.TurnEnded(string(toolmark.TurnInterrupted))
-		r.hub.Poll(id)
-	}
-	if err != nil {
-		return ids, err
-	}
-	r.mu.Lock()
-	closing := r.closing
-	r.mu.Unlock()
-	if closing {
-		return ids, nil
-	}
-	adopted, err := r.cfg.Store.Adopt(ctx, r.cfg.Owner, r.cfg.LeaseTTL, 100, byLiveness)
-	for _, a := range adopted {
-		var st *turnstate.State
-		if a.Log != nil {
-			r.log.Info("continuing a turn another server handed over", "turn", a.Turn.ID, "seq", a.Turn.LastSeq)
-			st = stateOf(*a.Log, r.log)
-		} else {
-			r.log.Warn("adopted a queued turn left behind by a stopped server", "turn", a.Turn.ID)
-		}
-		r.enqueue(a.Turn, a.OwnerID, a.UserText, a.Turn.LastSeq, st)
-	}
-	return ids, err
-}
-
-func (r *Runner) renewLeases(ctx context.Context) {
-	r.mu.Lock()
-	ids := make([]string, 0, len(r.jobs))
-	for id := range r.jobs {
-		ids = append(ids, id)
-	}
-	r.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	held, cancel, err := r.cfg.Store.RenewLeases(ctx, r.cfg.Owner, r.cfg.LeaseTTL, ids)
-	if err != nil {
-		if ctx.Err() == nil {
-			r.log.Error("renewing leases", "err", err)
-		}
-		return
-	}
-	have := make(map[string]bool, len(held))
-	for _, id := range held {
-		have[id] = true
-	}
-	r.mu.Lock()
-	var lost []*job
-	for _, id := range ids { // not r.jobs: turns created since were not asked about
-		if j, ok := r.jobs[id]; ok && !have[id] && !j.ended() {
-			lost = append(lost, j)
-		}
-	}
-	r.mu.Unlock()
-	for _, j := range lost {
-		r.log.Error("lost the lease of a turn; stopping it", "turn", j.turn.ID)
-		j.cancel(errLeaseLost)
-	}
-	// A cancel request whose notification was missed still lands here.
-	for _, id := range cancel {
-		r.cancelLocal(id)
 	}
 }
 

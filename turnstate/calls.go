@@ -1,0 +1,209 @@
+package turnstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Stage is where a tool call is in its life, as an integrator sees it.
+type Stage int
+
+// String returns "start", "streaming", "running" or "end".
+func (s Stage) String() string {
+	switch s {
+	case StageStart:
+		return "start"
+	case StageStreaming:
+		return "streaming"
+	case StageRunning:
+		return "running"
+	case StageEnd:
+		return "end"
+	}
+	return fmt.Sprintf("Stage(%d)", int(s))
+}
+
+// Call is one tool call of a turn as it now stands.
+type Call struct {
+	ID       string
+	ParentID string // the sub-agent call it belongs to, or ""
+	Name     string // the tool's name
+	Status   toolcallmarkup.Status
+	Stage    Stage
+	Markup   string         // the opening tag as it stands in the content
+	ArgsText string         // the streamed arguments so far (raw JSON text)
+	Args     map[string]any // the best-effort parse of the arguments; final once running
+	Result   string         // a short summary, at success
+	Error    string         // the error, at error or cancelled
+	// StatusText is the line a widget or status bubble shows, as the
+	// server wrote it into the last event.
+	StatusText string
+	Phase      string // a sub-agent's last phase message (subagent_status)
+	StartedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Record returns the queryable record of c.
+func (c Call) Record() toolmark.ToolCallRecord {
+	r := toolmark.ToolCallRecord{
+		ID: c.ID, ParentID: c.ParentID, Name: c.Name, Status: string(c.Status),
+		Result: c.Result, Error: c.Error, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+	}
+	if c.Args != nil {
+		if raw, err := json.Marshal(c.Args); err == nil {
+			r.Arguments = raw
+		}
+	} else if c.ArgsText != "" && json.Valid([]byte(c.ArgsText)) {
+		r.Arguments = json.RawMessage(c.ArgsText)
+	}
+	return r
+}
+
+func stageOf(st toolcallmarkup.Status, args bool) Stage {
+	switch {
+	case st.Final():
+		return StageEnd
+	case st == toolcallmarkup.StatusRunning:
+		return StageRunning
+	case args:
+		return StageStreaming
+	}
+	return StageStart
+}
+
+func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) (err error) {
+	tc, err := toolcallmarkup.ParseOpenTag(data.Markup)
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", typ, err)
+	}
+	if tc.ID != data.ToolCallID && data.ToolCallID != "" {
+		return fmt.Errorf("applying %s: markup is of call %q, not %q", typ, tc.ID, data.ToolCallID)
+	}
+	defer func() {
+		if err == nil {
+			s.touch(tc.ID, false)
+			s.retry = ""
+		}
+	}()
+	if data.ParentID != "" {
+		tc.ParentID = data.ParentID
+	}
+	c := s.byID[tc.ID]
+	var markup string
+	if typ == toolmark.EventToolCallStarted {
+		markup, err = s.doc.Start(tc)
+		if errors.Is(err, toolcallmarkup.ErrDuplicate) && c != nil {
+			return nil // started already: a replay over a snapshot
+		}
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", typ, err)
+		}
+		if c == nil {
+			c = &Call{ID: tc.ID, StartedAt: at}
+			s.add(c)
+		}
+		c.ParentID, c.Name, c.Stage = tc.ParentID, data.Name, StageStart
+		if c.Name == "" {
+			c.Name = tc.Type
+		}
+	} else {
+		markup, err = s.doc.Update(tc.ID, toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs})
+		switch {
+		case errors.Is(err, toolcallmarkup.ErrFinal), errors.Is(err, toolcallmarkup.ErrTransition):
+			return nil // applied already
+		case errors.Is(err, toolcallmarkup.ErrNotFound):
+			return fmt.Errorf("applying %s: %q: %w", typ, tc.ID, ErrUnknownCall)
+		case err != nil:
+			return fmt.Errorf("applying %s: %w", typ, err)
+		}
+		if c == nil { // a tag of stored content the records did not know
+			c = &Call{ID: tc.ID, ParentID: tc.ParentID, Name: data.Name, StartedAt: at}
+			s.add(c)
+		}
+	}
+	prev := c.Status
+	c.Status, c.Markup = tc.Status, markup
+	if data.StatusText != "" {
+		c.StatusText = data.StatusText
+	}
+	switch typ {
+	case toolmark.EventToolCallDelta:
+		c.Stage = StageStreaming
+		if data.Accumulated != "" {
+			c.ArgsText = data.Accumulated
+		} else {
+			c.ArgsText += data.Chunk
+		}
+	case toolmark.EventToolCallRunning:
+		c.Stage = StageRunning
+	case toolmark.EventToolCallSuccess, toolmark.EventToolCallError:
+		c.Stage = StageEnd
+		t := at
+		c.FinishedAt = &t
+		c.Result, c.Error = data.Result, data.Error
+		if c.Error == "" {
+			c.Error = tc.Error
+		}
+	}
+	if data.Arguments != nil {
+		c.Args = data.Arguments
+	}
+	if c.Status != prev || typ == toolmark.EventToolCallStarted {
+		// A record changes with its status; streamed arguments are in the
+		// log and reach the record when the call runs.
+		s.milestone = s.milestone || c.Status != toolcallmarkup.StatusPending
+		s.markDirty(c)
+	}
+	return nil
+}
+
+func (s *State) markDirty(c *Call) {
+	for _, d := range s.dirty {
+		if d == c {
+			return
+		}
+	}
+	s.dirty = append(s.dirty, c)
+}
+
+// Calls returns every tool call in the order they started.
+func (s *State) Calls() []Call {
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		out[i] = *c
+	}
+	return out
+}
+
+// Call returns the tool call with the given id.
+func (s *State) Call(id string) (Call, bool) {
+	c, ok := s.byID[id]
+	if !ok {
+		return Call{}, false
+	}
+	return *c, true
+}
+
+// Records returns the queryable record of every tool call, in start order.
+func (s *State) Records() []toolmark.ToolCallRecord {
+	out := make([]toolmark.ToolCallRecord, len(s.calls))
+	for i, c := range s.calls {
+		out[i] = c.Record()
+	}
+	return out
+}
+
+// The stages of a tool call: start (the name is known), streaming (its
+// arguments arrive), running (the tool executes), end (success, error or
+// cancelled; reached exactly once).
+const (
+	StageStart Stage = iota
+	StageStreaming
+	StageRunning
+	StageEnd
+)
