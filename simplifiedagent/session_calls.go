@@ -95,8 +95,7 @@ func (s *session) startLocked(c *call, name string) {
 	c.tc = toolcallmarkup.Normalize(tc)
 	markup := toolcallmarkup.OpenTag(c.tc)
 	if c.parentID == "" {
-		s.afterTag = true
-		s.tail = ">"
+		s.tagOpenedLocked()
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
 		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup,

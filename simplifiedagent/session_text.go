@@ -91,3 +91,11 @@ func (s *session) beforeTagLocked() {
 	out = s.nz.Write(sep) + s.nz.Flush()
 	s.appendLocked(out)
 }
+
+// tagOpenedLocked records that the top-level content now ends with a tag
+// (beforeTagLocked made room for it): the next text starts a block of its
+// own.
+func (s *session) tagOpenedLocked() {
+	s.afterTag = true
+	s.tail = ">"
+}
