@@ -72,51 +72,63 @@ func compose(question string, results []toolResult) string {
 	c := &composer{quoted: map[string]bool{}, example: strings.Contains(strings.ToLower(question), "example")}
 	used := make([]bool, len(results))
 	for _, part := range Parts(question) {
-		var sentences []string
-		found := false
-		kw := Keywords(part)
-		for i, r := range results {
-			if used[i] || !r.about(part, kw) {
-				continue
-			}
-			used[i] = true
-			if msg, failed := strings.CutPrefix(r.content, "error: "); failed {
-				c.failed = append(c.failed, failure(r, msg))
-				continue
-			}
-			switch r.name {
-			case "subagent":
-				found = true
-				sentences = append(sentences, c.subagentSentences(r.content)...)
-			default:
-				for _, h := range hitRE.FindAllStringSubmatch(r.content, 3) {
-					found = true
-					if len(sentences) >= maxSentences {
-						break
-					}
-					if s := c.quote(h[2], h[3], h[4], kw); s != "" {
-						sentences = append(sentences, s)
-					}
-				}
-			}
+		c.answerPart(part, results, used)
+	}
+	c.unasked(results, used)
+	return c.write(question)
+}
+
+// answerPart writes the paragraph of one part of the question from the
+// results about it, marking them used; a failed one goes to c.failed.
+func (c *composer) answerPart(part string, results []toolResult, used []bool) {
+	var sentences []string
+	found := false
+	kw := Keywords(part)
+	for i, r := range results {
+		if used[i] || !r.about(part, kw) {
+			continue
 		}
-		lead := "**" + asHeading(part) + "** "
-		switch {
-		case len(sentences) > 0:
-			c.paras = append(c.paras, lead+strings.Join(sentences, " "))
-			if c.example {
-				if code := c.codeExample(results, used); code != "" {
-					c.paras = append(c.paras, code)
-					c.example = false
+		used[i] = true
+		if msg, failed := strings.CutPrefix(r.content, "error: "); failed {
+			c.failed = append(c.failed, failure(r, msg))
+			continue
+		}
+		switch r.name {
+		case "subagent":
+			found = true
+			sentences = append(sentences, c.subagentSentences(r.content)...)
+		default:
+			for _, h := range hitRE.FindAllStringSubmatch(r.content, 3) {
+				found = true
+				if len(sentences) >= maxSentences {
+					break
+				}
+				if s := c.quote(h[2], h[3], h[4], kw); s != "" {
+					sentences = append(sentences, s)
 				}
 			}
-		case found:
-			c.paras = append(c.paras, lead+"The documents I found mention it, but no sentence of theirs answers it directly.")
-		default:
-			c.paras = append(c.paras, lead+"I found nothing about it in the documents.")
 		}
 	}
-	// Results no part asked for: pages fetched, tools that failed.
+	lead := "**" + asHeading(part) + "** "
+	switch {
+	case len(sentences) > 0:
+		c.paras = append(c.paras, lead+strings.Join(sentences, " "))
+		if c.example {
+			if code := c.codeExample(results, used); code != "" {
+				c.paras = append(c.paras, code)
+				c.example = false
+			}
+		}
+	case found:
+		c.paras = append(c.paras, lead+"The documents I found mention it, but no sentence of theirs answers it directly.")
+	default:
+		c.paras = append(c.paras, lead+"I found nothing about it in the documents.")
+	}
+}
+
+// unasked writes the results no part asked for: pages fetched, tools that
+// failed.
+func (c *composer) unasked(results []toolResult, used []bool) {
 	for i, r := range results {
 		if used[i] || r.name == "todo_list" {
 			continue
@@ -127,30 +139,41 @@ func compose(question string, results []toolResult) string {
 		}
 		switch r.name {
 		case "fetch_url":
-			u, _ := r.args["url"].(string)
-			title, body := "", r.content
-			if t, rest, ok := strings.Cut(body, "\n"); ok && strings.HasPrefix(t, "Title: ") {
-				title, body = strings.TrimPrefix(t, "Title: "), rest
-			}
-			if _, rest, ok := strings.Cut(body, "\n\n"); ok {
-				body = rest
-			}
-			n := c.cite(source{title: firstNonEmpty(title, u), where: u})
-			text := strings.Join(firstSentences(body, 2), " ")
-			if text == "" {
-				if ex := excerpt(body); ex != "" {
-					text = "The page begins: “" + ex + "”"
-				} else {
-					text = "The page has no readable text."
-				}
-			}
-			c.paras = append(c.paras, "**What "+u+" says.** "+withCite(text, n))
+			c.paras = append(c.paras, c.fetched(r))
 		case "search_documents", "web_search", "subagent":
 			// a retry whose part was answered, or a call of the model's own
 		default:
 			c.paras = append(c.paras, fmt.Sprintf("The %s tool returned: %s", r.name, sentence(oneLine(r.content, 200))))
 		}
 	}
+}
+
+// fetched returns the paragraph of a page fetch_url read: its first
+// sentences, cited.
+func (c *composer) fetched(r toolResult) string {
+	u, _ := r.args["url"].(string)
+	title, body := "", r.content
+	if t, rest, ok := strings.Cut(body, "\n"); ok && strings.HasPrefix(t, "Title: ") {
+		title, body = strings.TrimPrefix(t, "Title: "), rest
+	}
+	if _, rest, ok := strings.Cut(body, "\n\n"); ok {
+		body = rest
+	}
+	n := c.cite(source{title: firstNonEmpty(title, u), where: u})
+	text := strings.Join(firstSentences(body, 2), " ")
+	if text == "" {
+		if ex := excerpt(body); ex != "" {
+			text = "The page begins: “" + ex + "”"
+		} else {
+			text = "The page has no readable text."
+		}
+	}
+	return "**What " + u + " says.** " + withCite(text, n)
+}
+
+// write lays out the answer: the banner, the paragraphs, the failures and
+// the numbered sources.
+func (c *composer) write(question string) string {
 	var b strings.Builder
 	b.WriteString(Banner + "\n\n")
 	if len(c.paras) == 0 && len(c.failed) == 0 {

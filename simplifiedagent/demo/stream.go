@@ -1,0 +1,105 @@
+package demo
+
+import (
+	"context"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
+)
+
+// How the demo streams: tool-call arguments in chunks of ChunkBytes and
+// text three words at a time, each piece after a pause of Delay.
+
+func (m *Model) pause(ctx context.Context) error {
+	if m.Delay <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(m.Delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// toolCalls streams calls' arguments and returns them.
+func (m *Model) toolCalls(ctx context.Context, calls []llms.ToolCall) (*llms.ContentResponse, error) {
+	fn := llmstream.ToolCallDeltaFuncFromContext(ctx)
+	size := m.ChunkBytes
+	if size <= 0 {
+		size = 6
+	}
+	for i, c := range calls {
+		if fn == nil {
+			break
+		}
+		if err := m.pause(ctx); err != nil {
+			return nil, err
+		}
+		if err := fn(ctx, llmstream.ToolCallDelta{Index: i, ID: c.ID, Name: c.FunctionCall.Name}); err != nil {
+			return nil, err
+		}
+		for _, chunk := range chunks(c.FunctionCall.Arguments, size) {
+			if err := m.pause(ctx); err != nil {
+				return nil, err
+			}
+			if err := fn(ctx, llmstream.ToolCallDelta{Index: i, Arguments: chunk}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{StopReason: "tool_calls", ToolCalls: calls}}}, nil
+}
+
+// text streams s a few words at a time.
+func (m *Model) text(ctx context.Context, opts *llms.CallOptions, s string) (*llms.ContentResponse, error) {
+	if opts.StreamingFunc != nil {
+		for _, w := range words(s) {
+			if err := m.pause(ctx); err != nil {
+				return nil, err
+			}
+			if err := opts.StreamingFunc(ctx, []byte(w)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: s, StopReason: "stop"}}}, nil
+}
+
+// chunks cuts s into pieces of about n bytes on rune boundaries.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		k := min(n, len(s))
+		for k < len(s) && s[k]&0xC0 == 0x80 {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+// words cuts s into pieces of three words with their trailing space.
+func words(s string) []string {
+	var out []string
+	count := 0
+	start := 0
+	for i, r := range s {
+		if r == ' ' || r == '\n' {
+			count++
+			if count == 3 {
+				out = append(out, s[start:i+1])
+				start, count = i+1, 0
+			}
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
