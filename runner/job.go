@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,42 @@ import (
 // at the end).
 const saveEvery = 5 * time.Second
 
+// phase is where a job is in its life on this replica. It moves only
+// forward, through to (the one transition function):
+//
+//	queued → running → ending → ended       (the turn's end committed)
+//	queued → ending → ended                 (cancelled while queued)
+//	running → handingOver → ended           (drain: the answer moves on)
+//	queued → released                       (drain: given back while queued)
+//	any → ended                             (the turn cannot be written any more)
+type phase int
+
+const (
+	phaseQueued      phase = iota // waiting for a slot
+	phaseRunning                  // the agent runs
+	phaseEnding                   // the terminal event is emitted; its write is pending
+	phaseHandingOver              // the last write releases the lease for another replica
+	phaseReleased                 // given back to the other replicas while queued
+	phaseEnded                    // the end (or hand-over) is committed, or abandoned
+)
+
+// next lists the phases each phase may move to.
+var next = map[phase][]phase{
+	phaseQueued:      {phaseRunning, phaseEnding, phaseReleased, phaseEnded},
+	phaseRunning:     {phaseEnding, phaseHandingOver, phaseEnded},
+	phaseEnding:      {phaseEnded},
+	phaseHandingOver: {phaseEnded},
+}
+
+// to moves j to phase p and reports whether it could; j.mu is held.
+func (j *job) to(p phase) bool {
+	if !slices.Contains(next[j.phase], p) {
+		return false
+	}
+	j.phase = p
+	return true
+}
+
 // job is one turn on this replica, from Create to its final status. Its
 // state is owned here: the agent's events are applied to it under mu, in
 // the order they are emitted, and leave for the store only through take.
@@ -35,22 +72,20 @@ type job struct {
 	log      *slog.Logger
 
 	mu          sync.Mutex
+	phase       phase
 	state       *turnstate.State
 	pending     []pendingEvent
 	nextSeq     int64         // seq of the next event
 	lastCommit  int64         // seq of the newest committed event
 	startWrite  bool          // turn_started is pending: the write moves the turn to running
-	running     bool          // the agent was started
-	handedOver  bool          // released to another replica while queued
 	resumed     bool          // continuing an answer another replica handed over
-	handOverTTL time.Duration // set when the turn's next write hands it over
-	ending      *store.Finish // set with the terminal event
+	handOverTTL time.Duration // phaseHandingOver: how long the other replicas have to adopt it
+	ending      *store.Finish // phaseEnding: the turn's end, written with the terminal event
 	err         error         // why emitting fails from now on
 	lastSave    time.Time
 	dirty       bool          // queued in the committer's list
-	done        chan struct{} // closed once the finishing write is committed or abandoned
-	doneOnce    sync.Once
-	finishedErr error
+	done        chan struct{} // closed on phaseEnded
+	endErr      error         // why the job ended without its end written (nil: written)
 }
 
 type pendingEvent struct {
@@ -93,7 +128,7 @@ func (j *job) ended() bool {
 func (j *job) startedRunning() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.running
+	return j.phase == phaseRunning
 }
 
 // emit is the toolmark.EmitFunc handed to the agent: it applies the event to the
@@ -123,7 +158,7 @@ func (j *job) emitLocked(d toolmark.Draft) error {
 	if j.err != nil {
 		return j.err
 	}
-	if j.ending != nil {
+	if j.phase != phaseQueued && j.phase != phaseRunning {
 		return errors.New("the turn has ended")
 	}
 	if len(j.pending) >= j.r.cfg.MaxPending {
@@ -208,11 +243,26 @@ func (j *job) fail(err error) {
 	j.end(err)
 }
 
+// end moves j to phaseEnded: its end (or hand-over) is committed (err
+// nil), or it was abandoned (err says why).
 func (j *job) end(err error) {
-	j.doneOnce.Do(func() {
-		j.finishedErr = err
+	j.mu.Lock()
+	ended := j.to(phaseEnded)
+	if ended {
+		j.endErr = err
+	}
+	j.mu.Unlock()
+	if ended {
 		close(j.done)
-	})
+	}
+}
+
+// endError is why the job ended without its end written; nil when it was
+// written.
+func (j *job) endError() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.endErr
 }
 
 // run waits for a slot, runs the agent and finalises the turn.
@@ -232,13 +282,9 @@ func (j *job) run() {
 		return
 	}
 	j.mu.Lock()
-	handed := j.handedOver
-	j.running = !handed
+	handed := !j.to(phaseRunning) // released meanwhile
 	j.mu.Unlock()
-	r.mu.Lock()
-	r.queued--
-	r.mu.Unlock()
-	r.cfg.Metrics.QueueChanged(-1)
+	r.dequeued()
 	if handed {
 		<-r.slot
 		r.forget(j, false)
@@ -252,7 +298,7 @@ func (j *job) run() {
 	}()
 	in, err := j.runAgent()
 	j.finish(err)
-	if err == nil && r.cfg.After != nil && j.finishedErr == nil && j.state.Status() == toolmark.TurnCompleted {
+	if err == nil && r.cfg.After != nil && j.endError() == nil && j.state.Status() == toolmark.TurnCompleted {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := r.cfg.After(ctx, in, j.state.Content()); err != nil {
@@ -267,12 +313,11 @@ var errHandedOver = errors.New("moved to another server")
 // lease is released and its job ends without writing anything.
 func (j *job) handOver(ctx context.Context) {
 	j.mu.Lock()
-	if j.running {
-		j.mu.Unlock()
+	released := j.to(phaseReleased)
+	j.mu.Unlock()
+	if !released {
 		return
 	}
-	j.handedOver = true
-	j.mu.Unlock()
 	if err := j.r.cfg.Store.ReleaseLease(ctx, j.turn.ID, j.r.cfg.Owner); err != nil {
 		j.log.Error("handing a queued turn over", "err", err)
 	}
@@ -344,6 +389,7 @@ func (j *job) finish(runErr error) {
 	}
 	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: end})
 	j.ending = &store.Finish{Status: status, Error: errText, Usage: usage}
+	j.to(phaseEnding)
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
@@ -352,8 +398,8 @@ func (j *job) finish(runErr error) {
 		j.log.Error("the turn's end was not committed in time; another replica will finalise it")
 		return
 	}
-	if j.finishedErr != nil {
-		j.log.Error("finalising turn", "err", j.finishedErr)
+	if err := j.endError(); err != nil {
+		j.log.Error("finalising turn", "err", err)
 		return
 	}
 	r.cfg.Metrics.TurnEnded(string(status))
@@ -372,14 +418,15 @@ func (j *job) handOverRunning() {
 		_ = j.emitLocked(d)
 	}
 	j.handOverTTL = r.cfg.LeaseTTL
+	j.to(phaseHandingOver)
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
 	case <-j.done:
 	case <-time.After(r.cfg.RetryFor + 10*time.Second):
 	}
-	if j.finishedErr != nil {
-		j.log.Error("handing the turn over", "err", j.finishedErr)
+	if err := j.endError(); err != nil {
+		j.log.Error("handing the turn over", "err", err)
 		return
 	}
 	r.hub.Remote(j.turn.ID)

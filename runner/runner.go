@@ -87,7 +87,6 @@ type Runner struct {
 	jobs     map[string]*job // turns of this replica, queued or running
 	queued   int
 	closing  bool
-	draining bool
 	wg       sync.WaitGroup
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
@@ -285,17 +284,23 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	go j.run()
 }
 
+// forget drops a job that is done; queued says it never left the queue.
 func (r *Runner) forget(j *job, queued bool) {
+	if queued {
+		r.dequeued()
+	}
 	r.mu.Lock()
 	delete(r.jobs, j.turn.ID)
-	if queued {
-		r.queued--
-	}
 	r.mu.Unlock()
-	if queued {
-		r.cfg.Metrics.QueueChanged(-1)
-	}
 	r.wg.Done()
+}
+
+// dequeued counts a job out of the queue (it got a slot, or never will).
+func (r *Runner) dequeued() {
+	r.mu.Lock()
+	r.queued--
+	r.mu.Unlock()
+	r.cfg.Metrics.QueueChanged(-1)
 }
 
 // Cancel stops a turn that runs on this replica. Cancel requests for turns
@@ -345,7 +350,7 @@ func (r *Runner) Wait(ctx context.Context, turnID string) (toolmark.Turn, error)
 // other replica, running turns go on and Shutdown waits for them.
 func (r *Runner) Drain(ctx context.Context) {
 	r.mu.Lock()
-	r.closing, r.draining = true, true
+	r.closing = true
 	var queued, running []*job
 	for _, j := range r.jobs {
 		if j.startedRunning() {
