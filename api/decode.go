@@ -80,14 +80,7 @@ func jsonProblem(err error) string {
 func parseCursor(s, what string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || n < 0 {
-		return 0, toolmark.Errorf(toolmark.EINVALID, "%s must be an event sequence number (a whole number ≥ 0), not %q", what, truncateForMessage(s))
+		return 0, toolmark.Errorf(toolmark.EINVALID, "%s must be an event sequence number (a whole number ≥ 0), not %q", what, strings.ToValidUTF8(toolcallmarkup.Shorten(s, 40), "\uFFFD"))
 	}
 	return n, nil
-}
-
-func truncateForMessage(s string) string {
-	if len(s) > 40 {
-		s = toolcallmarkup.Truncate(s, 40) + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -127,7 +127,7 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(` role="status" aria-label="`)
 	_, _ = w.WriteString(statusLabels[status])
 	_, _ = w.WriteString(": ")
-	_, _ = w.WriteString(stdhtml.EscapeString(statustext.Truncate(tc.Type, statustext.DisplayLimit)))
+	_, _ = w.WriteString(stdhtml.EscapeString(toolcallmarkup.ShortenRunes(tc.Type, statustext.DisplayLimit)))
 	_, _ = w.WriteString(`">`)
 	_, _ = w.WriteString(statusIcons[status])
 	_, _ = w.WriteString(`<span class="toolcall__text">`)
@@ -135,7 +135,7 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(`</span>`)
 	if status == toolcallmarkup.StatusError && tc.Error != "" {
 		_, _ = w.WriteString(`<span class="toolcall__error">`)
-		_, _ = w.WriteString(stdhtml.EscapeString(statustext.TruncateBytes(tc.Error, statustext.ErrorLimit)))
+		_, _ = w.WriteString(stdhtml.EscapeString(toolcallmarkup.Shorten(tc.Error, statustext.ErrorLimit)))
 		_, _ = w.WriteString(`</span>`)
 	}
 	if n.HasChildren() {

@@ -176,7 +176,7 @@ func extract(summary string, turns []toolmark.HistoryTurn, maxChars int) string 
 		b.WriteString(summary + "\n")
 	}
 	for _, t := range turns {
-		fmt.Fprintf(&b, "- User asked: %s; answer: %s\n", oneLine(t.UserText, 200), oneLine(VisibleText(t.AssistantContent), 300))
+		fmt.Fprintf(&b, "- User asked: %s; answer: %s\n", toolcallmarkup.OneLine(t.UserText, 200), toolcallmarkup.OneLine(VisibleText(t.AssistantContent), 300))
 	}
 	s := b.String()
 	if len(s) > maxChars {
@@ -187,12 +187,4 @@ func extract(summary string, turns []toolmark.HistoryTurn, maxChars int) string 
 		}
 	}
 	return strings.TrimSpace(s)
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return toolcallmarkup.Truncate(s, n) + "…"
 }

@@ -22,7 +22,6 @@ package statustext
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -54,7 +53,7 @@ func withSubject(head, s string) string {
 	if s == "" {
 		return head
 	}
-	return head + ":\n" + Truncate(s, DisplayLimit)
+	return head + ":\n" + toolcallmarkup.ShortenRunes(s, DisplayLimit)
 }
 
 // DisplayLimit is how many characters (runes) of a query, URL, task or tool
@@ -72,32 +71,6 @@ func Attr(tc toolcallmarkup.ToolCall, key string) string {
 		}
 	}
 	return ""
-}
-
-// Truncate cuts s to at most n runes, ending it with "…" when it was cut.
-func Truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n-1 {
-			i = j
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
-}
-
-// TruncateBytes cuts s to at most n bytes on a rune boundary, ending it with
-// "…" when it was cut.
-func TruncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ell = "…"
-	return toolcallmarkup.Truncate(s, max(n-len(ell), 0)) + ell
 }
 
 // Line returns the status line of a call as its last event left it: the
@@ -241,7 +214,7 @@ func todoText(tc toolcallmarkup.ToolCall) string {
 // "Preparing <type>…", "Running <type>…", "<type> finished", "<type> failed",
 // "<type> cancelled".
 func Generic(tc toolcallmarkup.ToolCall) string {
-	name := Truncate(tc.Type, DisplayLimit)
+	name := toolcallmarkup.ShortenRunes(tc.Type, DisplayLimit)
 	if name == "" {
 		name = "tool"
 	}

@@ -33,7 +33,7 @@ func TestText(t *testing.T) {
 		{"search failed", call("search_documents", toolcallmarkup.StatusError, "query", "q"), "Search failed for:\nq"},
 		{"search cancelled", call("search_documents", toolcallmarkup.StatusCancelled), "Search cancelled"},
 		{"query on one line", call("search_documents", toolcallmarkup.StatusRunning, "query", "a\n\tb"), "Searching knowledge base for:\na b"},
-		{"long query", call("web_search", toolcallmarkup.StatusRunning, "query", long), "Searching the web for:\n" + statustext.Truncate(strings.TrimSpace(long), 60)},
+		{"long query", call("web_search", toolcallmarkup.StatusRunning, "query", long), "Searching the web for:\n" + toolcallmarkup.ShortenRunes(strings.TrimSpace(long), 60)},
 		{"web found", call("web_search", toolcallmarkup.StatusSuccess, "query", "q", "count", "2"), "Found 2 web results for:\nq"},
 		{"fetch running", call("fetch_url", toolcallmarkup.StatusRunning, "url", "https://example.com/"), "Fetching:\nhttps://example.com/"},
 		{"fetch failed", call("fetch_url", toolcallmarkup.StatusError, "url", "https://example.com/"), "Could not fetch:\nhttps://example.com/"},
@@ -68,34 +68,6 @@ func TestSubjectLine(t *testing.T) {
 					t.Errorf("%s %s: subject of %d runes", typ, st, utf8.RuneCountInString(subject))
 				}
 			}
-		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 60, "short"},
-		{"abcdef", 6, "abcdef"},
-		{"abcdefg", 6, "abcde…"},
-		{"ééééééé", 4, "ééé…"},
-		{strings.Repeat("x", 100), 60, strings.Repeat("x", 59) + "…"},
-	}
-	for _, tt := range tests {
-		if got := statustext.Truncate(tt.in, tt.n); got != tt.want {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-	for n := 1; n < 12; n++ {
-		got := statustext.TruncateBytes("aéb€c😀d", n)
-		if len(got) > n && got != "…" {
-			t.Errorf("statustext.TruncateBytes(_, %d) = %q: %d bytes", n, got, len(got))
-		}
-		if !strings.HasSuffix(got, "…") && got != "aéb€c😀d" {
-			t.Errorf("statustext.TruncateBytes(_, %d) = %q: cut without an ellipsis", n, got)
 		}
 	}
 }

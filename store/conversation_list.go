@@ -177,7 +177,7 @@ func Snippet(content, query string, n int) string {
 	}
 	out := text[start:]
 	if len(out) > n {
-		out = toolcallmarkup.Truncate(out, n) + "…"
+		out = toolcallmarkup.Shorten(out, n)
 	}
 	if start > 0 {
 		out = "…" + out

@@ -87,6 +87,33 @@ func Truncate(s string, n int) string {
 	return s[:i]
 }
 
+// Shorten cuts s to at most n bytes on a rune boundary, ending it with "…"
+// when it was cut. Truncate, Shorten, ShortenRunes and OneLine are the
+// cutting of text every package shares (the display limits are in package
+// statustext).
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ell = "…"
+	return Truncate(s, max(n-len(ell), 0)) + ell
+}
+
+// ShortenRunes cuts s to at most n runes, ending it with "…" when it was
+// cut.
+func ShortenRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return truncateRunes(s, max(n-1, 0)) + "…"
+}
+
+// OneLine makes s one line of at most n bytes: its runs of white space
+// become one space, and it is shortened.
+func OneLine(s string, n int) string {
+	return Shorten(strings.Join(strings.Fields(s), " "), n)
+}
+
 // truncateRunes cuts s to at most n characters (runes).
 func truncateRunes(s string, n int) string {
 	if len(s) <= n {

@@ -273,7 +273,7 @@ func (r *renderer) toolLine(c client.ToolCall, depth int, frame string) string {
 func compactParams(c client.ToolCall) string {
 	const maxValue = 48
 	if len(c.Args) == 0 {
-		return statustext.Truncate(SanitizeLine(c.ArgsText), 2*maxValue)
+		return toolcallmarkup.ShortenRunes(SanitizeLine(c.ArgsText), 2*maxValue)
 	}
 	keys := make([]string, 0, len(c.Args))
 	for k := range c.Args {
@@ -285,10 +285,10 @@ func compactParams(c client.ToolCall) string {
 		var v string
 		switch x := c.Args[k].(type) {
 		case string:
-			v = `"` + statustext.Truncate(x, maxValue) + `"`
+			v = `"` + toolcallmarkup.ShortenRunes(x, maxValue) + `"`
 		default:
 			b, _ := json.Marshal(x)
-			v = statustext.Truncate(string(b), maxValue)
+			v = toolcallmarkup.ShortenRunes(string(b), maxValue)
 		}
 		parts = append(parts, k+"="+v)
 	}

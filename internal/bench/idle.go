@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // IdleLoad is the shape of a memory-per-idle-follower measurement.
@@ -145,7 +146,7 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 			rep.Failed++
 			msg := "the stream ended"
 			if r.err != nil {
-				msg = oneLine(r.err.Error())
+				msg = toolcallmarkup.OneLine(r.err.Error(), 200)
 			}
 			errs[msg]++
 		default:

@@ -163,7 +163,7 @@ func (r *Report) add(results []turnResult) {
 		late = append(late, t.late)
 		if err := t.failure(); err != nil {
 			r.Failed++
-			errs[oneLine(err.Error())]++
+			errs[toolcallmarkup.OneLine(err.Error(), 200)]++
 		} else {
 			r.Completed++
 			busy += t.streams[0].end.Sub(t.t0)
@@ -237,7 +237,7 @@ func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[st
 		if s.err != nil {
 			r.StreamsFailed++
 			if i > 0 { // the first stream's error is the turn's
-				errs[oneLine(s.err.Error())]++
+				errs[toolcallmarkup.OneLine(s.err.Error(), 200)]++
 			}
 		}
 	}
@@ -379,13 +379,4 @@ func sig3(f float64) string {
 		return fmt.Sprintf("%.1f", f)
 	}
 	return fmt.Sprintf("%.2f", f)
-}
-
-// oneLine makes an error message one short line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = toolcallmarkup.Truncate(s, 200) + "…"
-	}
-	return s
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // newHTTPClient returns the bench's HTTP client: one transport for every
@@ -146,7 +147,7 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("opening the stream: HTTP %d: %s", resp.StatusCode, oneLine(string(b)))
+		return fmt.Errorf("opening the stream: HTTP %d: %s", resp.StatusCode, toolcallmarkup.OneLine(string(b), 200))
 	}
 	// The response headers are in: an event made from now on is live, one
 	// made before is replayed from the log or the server's memory.

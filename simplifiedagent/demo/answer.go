@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // The answer the demo model writes after its tools ran:
@@ -143,7 +144,7 @@ func (c *composer) unasked(results []toolResult, used []bool) {
 		case "search_documents", "web_search", "subagent":
 			// a retry whose part was answered, or a call of the model's own
 		default:
-			c.paras = append(c.paras, fmt.Sprintf("The %s tool returned: %s", r.name, sentence(oneLine(r.content, 200))))
+			c.paras = append(c.paras, fmt.Sprintf("The %s tool returned: %s", r.name, sentence(toolcallmarkup.OneLine(r.content, 200))))
 		}
 	}
 }
@@ -178,7 +179,7 @@ func (c *composer) write(question string) string {
 	b.WriteString(Banner + "\n\n")
 	if len(c.paras) == 0 && len(c.failed) == 0 {
 		fmt.Fprintf(&b, "I can only answer from the bundled documents, and I had no tool results for %q. "+
-			"Ask about toolmark: its markup, events, resume, cancellation or deployment.", oneLine(question, 100))
+			"Ask about toolmark: its markup, events, resume, cancellation or deployment.", toolcallmarkup.OneLine(question, 100))
 		return b.String()
 	}
 	for _, p := range append(c.paras, c.failed...) {
@@ -187,7 +188,7 @@ func (c *composer) write(question string) string {
 	if len(c.sources) > 0 {
 		b.WriteString("Sources:\n\n")
 		for i, s := range c.sources {
-			fmt.Fprintf(&b, "- [%d] %s — %s\n", i+1, oneLine(s.title, 120), s.where)
+			fmt.Fprintf(&b, "- [%d] %s — %s\n", i+1, toolcallmarkup.OneLine(s.title, 120), s.where)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -280,7 +281,7 @@ var excerptMarkup = strings.NewReplacer("«", "", "»", "", "`", "", "*", "", "_
 // excerpt returns text as a one-line quote of at most 240 bytes, without
 // markup characters.
 func excerpt(text string) string {
-	return oneLine(excerptMarkup.Replace(text), 240)
+	return toolcallmarkup.OneLine(excerptMarkup.Replace(text), 240)
 }
 
 // definition reports whether s is the entry of a definition list
@@ -327,7 +328,7 @@ func (c *composer) subagentSentences(answer string) []string {
 
 // failure is the sentence that reports a failed tool.
 func failure(r toolResult, msg string) string {
-	msg = strings.TrimSuffix(oneLine(msg, 200), ".")
+	msg = strings.TrimSuffix(toolcallmarkup.OneLine(msg, 200), ".")
 	switch r.name {
 	case "search_documents", "web_search":
 		q, _ := r.args["query"].(string)

@@ -171,7 +171,7 @@ func summarise(prompt string) string {
 	var qs []string
 	for _, line := range strings.Split(prompt, "\n") {
 		if q, ok := strings.CutPrefix(line, "User: "); ok {
-			qs = append(qs, oneLine(q, 160))
+			qs = append(qs, toolcallmarkup.OneLine(q, 160))
 		}
 	}
 	if len(qs) == 0 {
@@ -226,12 +226,4 @@ func textOf(mc llms.MessageContent) string {
 		}
 	}
 	return b.String()
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return toolcallmarkup.Truncate(s, n) + "…"
 }

@@ -81,12 +81,5 @@ func readAPIError(resp *http.Response) *modelerr.Error {
 			return e
 		}
 	}
-	return modelerr.FromHTTP(resp.StatusCode, "", "", truncate(strings.TrimSpace(string(raw)), 300), wait)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return toolcallmarkup.Truncate(s, n) + "…"
+	return modelerr.FromHTTP(resp.StatusCode, "", "", toolcallmarkup.Shorten(strings.TrimSpace(string(raw)), 300), wait)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
 	"github.com/toolmark/toolmark/simplifiedagent/modelerr"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // Wire types of a chat-completions answer, streamed or whole.
@@ -146,7 +147,7 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		}
 		var ch wireChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return nil, modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("openaiwire: bad chunk %q: %w", truncate(data, 200), err))
+			return nil, modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("openaiwire: bad chunk %q: %w", toolcallmarkup.Shorten(data, 200), err))
 		}
 		if e := ch.apiError(0, 0); e != nil {
 			return nil, e
