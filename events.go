@@ -3,7 +3,73 @@ package toolmark
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
+
+// EventType names one kind of event in a turn's event stream.
+type EventType string
+
+// The event types of a turn, in the order a client typically sees them.
+const (
+	EventTurnQueued      EventType = "turn_queued"
+	EventTurnStarted     EventType = "turn_started"
+	EventRoundStarted    EventType = "round_started"
+	EventTextDelta       EventType = "text_delta"
+	EventToolCallStarted EventType = "tool_call_started"
+	EventToolCallDelta   EventType = "tool_call_delta"
+	EventToolCallRunning EventType = "tool_call_running"
+	EventToolCallSuccess EventType = "tool_call_success"
+	EventToolCallError   EventType = "tool_call_error"
+	EventTodoUpdate      EventType = "todo_update"
+	EventSubagentStatus  EventType = "subagent_status"
+	EventSnapshot        EventType = "snapshot"
+	EventModelRetry      EventType = "model_retry"
+	EventUsage           EventType = "usage"
+	EventTurnCompleted   EventType = "turn_completed"
+	EventTurnFailed      EventType = "turn_failed"
+	EventTurnCancelled   EventType = "turn_cancelled"
+)
+
+// Terminal reports whether an event of type t ends its turn's stream.
+func (t EventType) Terminal() bool {
+	return t == EventTurnCompleted || t == EventTurnFailed || t == EventTurnCancelled
+}
+
+// EndStatus returns the turn status a terminal event of type t stands for
+// when its data names none: completed, cancelled, or failed.
+func (t EventType) EndStatus() TurnStatus {
+	switch t {
+	case EventTurnCompleted:
+		return TurnCompleted
+	case EventTurnCancelled:
+		return TurnCancelled
+	}
+	return TurnFailed
+}
+
+// EndEvent returns the type of the terminal event that ends a turn with
+// the final status s: turn_completed, turn_cancelled, or turn_failed (for
+// failed and interrupted).
+func (s TurnStatus) EndEvent() EventType {
+	switch s {
+	case TurnCompleted:
+		return EventTurnCompleted
+	case TurnCancelled:
+		return EventTurnCancelled
+	}
+	return EventTurnFailed
+}
+
+// Event is one entry of a turn's event log and one frame of its SSE stream.
+// Seq starts at 1 within each turn and has no gaps.
+type Event struct {
+	Seq       int64           `json:"seq"`
+	TurnID    string          `json:"turnId"`
+	MessageID string          `json:"messageId"`
+	Type      EventType       `json:"type"`
+	Time      time.Time       `json:"time"`
+	Data      json.RawMessage `json:"data"`
+}
 
 // Payloads of the events' Data field, one struct per event family. The JSON
 // names are part of the public event format documented in docs/api.md.
@@ -128,4 +194,39 @@ func decode[T any](t EventType, raw json.RawMessage) (any, error) {
 		}
 	}
 	return d, nil
+}
+
+// ModelRetryData is the payload of model_retry: a model call failed in a
+// way that waiting may cure (rate limited, overloaded, unreachable, timed
+// out) before it streamed anything, and the agent tries again after
+// WaitMs. Message is the line to show meanwhile ("Rate limited — retrying
+// in 3 s"), written by the server.
+type ModelRetryData struct {
+	ToolCallID  string `json:"toolCallId,omitempty"` // the sub-agent call whose model waits; "" for the answer's own
+	Round       int    `json:"round"`
+	Attempt     int    `json:"attempt"`     // the attempt that failed, 1-based
+	MaxAttempts int    `json:"maxAttempts"` // the attempts the policy allows
+	WaitMs      int64  `json:"waitMs"`
+	Code        string `json:"code"` // ERATELIMITED, EOVERLOADED, EUNAVAILABLE or ETIMEOUT
+	Message     string `json:"message"`
+}
+
+// Usage counts a model's tokens, as its service reports them.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// Add returns u + v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+}
+
+// UsageData is the payload of usage: the tokens of one model call (a
+// round), sent when the call ends, with the turn's total so far.
+type UsageData struct {
+	ToolCallID string `json:"toolCallId,omitempty"` // the sub-agent call that made it; "" for the answer's own
+	Round      int    `json:"round"`
+	Usage
+	Total Usage `json:"total"` // the turn's tokens so far, sub-agents included
 }
