@@ -83,10 +83,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 			return rc.Flush()
 		})
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, errStreamClosed) {
+	if errors.Is(err, errStreamClosed) {
+		// The server is going: the client reconnects at once, with its
+		// cursor, to another replica.
+		_, _ = fmt.Fprintf(w, ": %s\nretry: %d\n\n", errStreamClosed, closedRetry.Milliseconds())
+		_ = rc.Flush()
+	} else if err != nil && ctx.Err() == nil {
 		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
 	}
 }
+
+// closedRetry is the reconnection delay a stream the server closes asks of
+// its client.
+const closedRetry = 100 * time.Millisecond
 
 // errStreamClosed ends a stream when the server shuts down.
 var errStreamClosed = errors.New("the server is shutting down")

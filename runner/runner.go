@@ -381,6 +381,10 @@ func (r *Runner) Drain(ctx context.Context) {
 	}
 }
 
+// shutdownWait is how long Shutdown waits for the turns it cancelled to
+// write their ends.
+const shutdownWait = 500 * time.Millisecond
+
 // Shutdown stops accepting turns, lets running and queued turns finish
 // until ctx is done, then cancels the rest and waits for them to be
 // finalised. No turn of this replica is left running.
@@ -400,8 +404,8 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		r.mu.Unlock()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			r.log.Error("turns still finishing after shutdown; another replica will finalise them")
+		case <-time.After(shutdownWait):
+			r.log.Warn("turns still finishing after shutdown; their ends are written on Close, or another replica finalises them")
 		}
 	}
 	return nil

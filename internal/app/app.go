@@ -198,6 +198,10 @@ func stopEmbedded(pg *embeddedpg.Server) {
 // runner's background work.
 func (a *App) Start(ctx context.Context) error { return a.Runner.Start(ctx) }
 
+// closeWait is how long open requests get to end once the streams are
+// closed at shutdown.
+const closeWait = 300 * time.Millisecond
+
 // Serve serves HTTP on ln until ctx is done, then shuts down gracefully:
 // no new turns, running turns get up to grace to finish, then the rest are
 // cancelled and finalised, streams end, and the listener closes.
@@ -233,10 +237,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 		a.Runner.Close()
 		a.log.Info("shut down")
 	}()
-	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The streams end at once (with a hint to reconnect elsewhere); a
+	// request still running after closeWait is cut, so the process exits
+	// within its grace and about a second.
+	hctx, hcancel := context.WithTimeout(context.Background(), closeWait)
 	defer hcancel()
 	if err := srv.Shutdown(hctx); err != nil {
-		return fmt.Errorf("shutting down HTTP: %w", err)
+		a.log.Warn("shutting down: requests still open; closing their connections", "err", err)
+		_ = srv.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +50,8 @@ type Options struct {
 	// FetchAllow lists addresses fetch_url may reach although private
 	// (a loopback page server of the test, say).
 	FetchAllow []netip.Prefix
+	// Grace is how long running turns get to finish at shutdown [5s].
+	Grace time.Duration
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
@@ -59,6 +62,22 @@ type Server struct {
 	URL string // http://127.0.0.1:PORT
 	App *app.App
 	DB  *store.DB
+
+	stop     context.CancelFunc
+	done     chan error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Stop shuts the server down as a SIGTERM does (drain, then close) and
+// returns what Serve returned; the test's end does it too.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		s.stop()
+		s.stopErr = <-s.done
+		s.App.Close()
+	})
+	return s.stopErr
 }
 
 // Start starts a server that stops when the test ends.
@@ -104,14 +123,15 @@ func Start(tb testing.TB, opts Options) *Server {
 		cancel()
 		tb.Fatalf("listening: %v", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln, 5*time.Second) }()
+	if opts.Grace == 0 {
+		opts.Grace = 5 * time.Second
+	}
+	srv := &Server{URL: "http://" + ln.Addr().String(), App: a, DB: db, stop: cancel, done: make(chan error, 1)}
+	go func() { srv.done <- a.Serve(ctx, ln, opts.Grace) }()
 	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Stop(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			tb.Errorf("serving: %v", err)
 		}
-		a.Close()
 	})
-	return &Server{URL: "http://" + ln.Addr().String(), App: a, DB: db}
+	return srv
 }
