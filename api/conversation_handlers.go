@@ -26,7 +26,7 @@ type messageView struct {
 // renderVersion names the rendering of stored messages; change it when
 // the renderer's output changes, and renderings kept with finished messages
 // are made again.
-const renderVersion = "r2"
+const renderVersion = "r3"
 
 // renderKey is what a message's kept rendering must have been made from.
 func renderKey(seq int64) string { return renderVersion + ":" + strconv.FormatInt(seq, 10) }

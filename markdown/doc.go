@@ -14,8 +14,9 @@
 //
 //	<div class="toolcall toolcall--running" data-tool-call-id="call_1"
 //	     data-status="running" data-tool-type="search_documents"
-//	     role="status" aria-label="Running: search_documents">
+//	     role="status">
 //	  <span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span>
+//	  <span class="toolcall__label">Running: </span>
 //	  <span class="toolcall__text">Searching knowledge base for "rust"…</span>
 //	  [<span class="toolcall__error">…</span>]
 //	  [<ul class="toolcall__children"><li class="toolcall__child">…</li></ul>]

@@ -124,13 +124,13 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(string(status))
 	_ = w.WriteByte('"')
 	writeAttr(w, "data-tool-type", tc.Type)
-	_, _ = w.WriteString(` role="status" aria-label="`)
-	_, _ = w.WriteString(statusLabels[status])
-	_, _ = w.WriteString(": ")
-	_, _ = w.WriteString(stdhtml.EscapeString(toolcallmarkup.ShortenRunes(tc.Type, statustext.DisplayLimit)))
-	_, _ = w.WriteString(`">`)
+	// The visible status text is the widget's accessible text, after its
+	// state in words (the icon is hidden from screen readers).
+	_, _ = w.WriteString(` role="status">`)
 	_, _ = w.WriteString(statusIcons[status])
-	_, _ = w.WriteString(`<span class="toolcall__text">`)
+	_, _ = w.WriteString(`<span class="toolcall__label">`)
+	_, _ = w.WriteString(statusLabels[status])
+	_, _ = w.WriteString(`: </span><span class="toolcall__text">`)
 	_, _ = w.WriteString(stdhtml.EscapeString(r.statusText(tc)))
 	_, _ = w.WriteString(`</span>`)
 	if status == toolcallmarkup.StatusError && tc.Error != "" {

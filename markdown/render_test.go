@@ -45,7 +45,7 @@ func TestWithPolicy(t *testing.T) {
 	strict := bluemonday.StrictPolicy()
 	out := mustRender(t, New(WithPolicy(strict)), "*a* "+toolcallmarkup.Markup(toolcallmarkup.ToolCall{
 		ID: "1", Type: "x", Status: toolcallmarkup.StatusSuccess}))
-	if got, want := out, "a ✓x finished"; strings.TrimSpace(got) != want {
+	if got, want := out, "a ✓Succeeded: x finished"; strings.TrimSpace(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
@@ -55,8 +55,8 @@ func TestToolCallExtension(t *testing.T) {
 	md := goldmark.New(goldmark.WithExtensions(NewToolCall(WithDefaultStatusText(func(toolcallmarkup.ToolCall) string { return "custom" }))))
 	got := mustConvert(t, md, "```\n"+toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusPending})+"\n")
 	want := "<pre><code></code></pre>\n" +
-		`<div class="toolcall toolcall--pending" data-tool-call-id="1" data-status="pending" data-tool-type="x" role="status" aria-label="Pending: x">` +
-		`<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span><span class="toolcall__text">custom</span></div>` + "\n"
+		`<div class="toolcall toolcall--pending" data-tool-call-id="1" data-status="pending" data-tool-type="x" role="status">` +
+		`<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span><span class="toolcall__label">Pending: </span><span class="toolcall__text">custom</span></div>` + "\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

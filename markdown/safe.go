@@ -211,7 +211,7 @@ var (
 // URLs, nofollow on links) plus target="_blank" and rel="nofollow noopener
 // noreferrer" on links; on div, span, ul and li only, the widget's classes,
 // data-tool-call-id, data-parent-tool-call-id, data-status, data-tool-type,
-// role="status", aria-label and aria-hidden="true"; the language-* class of
+// role="status" and aria-hidden="true"; the language-* class of
 // code blocks, class="chroma" on pre and the short token classes of
 // highlighted code on span.
 func DefaultPolicy() *bluemonday.Policy {
@@ -228,7 +228,6 @@ func DefaultPolicy() *bluemonday.Policy {
 	p.AllowAttrs("data-tool-call-id", "data-parent-tool-call-id", "data-status", "data-tool-type").
 		Matching(plainValue).OnElements("div", "span")
 	p.AllowAttrs("role").Matching(regexp.MustCompile(`^status$`)).OnElements("div", "span")
-	p.AllowAttrs("aria-label").Matching(plainValue).OnElements("div", "span")
 	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("span")
 	p.AllowAttrs("align").Matching(alignValue).OnElements("th", "td")
 	allowMathAndTaskLists(p)
