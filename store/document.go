@@ -57,14 +57,20 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		limit = 5
 	}
 	limit = min(limit, 50)
+	// The snippets (ts_headline, the costly part) are made for the hits
+	// returned only, not for every match before the sort.
 	rows, err := db.pool.Query(ctx, `
-		select d.id, d.source, d.title,
-			ts_headline('english', d.body, q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15'),
-			ts_rank_cd(d.search, q) as rank
-		from documents d, websearch_to_tsquery('english', $1) q
-		where d.search @@ q
-		order by rank desc, d.id
-		limit $2`, query, limit)
+		select top.id, top.source, top.title,
+			ts_headline('english', top.body, top.q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15'),
+			top.rank
+		from (
+			select d.id, d.source, d.title, d.body, q, ts_rank_cd(d.search, q) as rank
+			from documents d, websearch_to_tsquery('english', $1) q
+			where d.search @@ q
+			order by rank desc, d.id
+			limit $2
+		) top
+		order by top.rank desc, top.id`, query, limit)
 	if err != nil {
 		return nil, dbErr("searching documents", "query", err)
 	}
