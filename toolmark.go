@@ -21,6 +21,11 @@ import (
 type Draft struct {
 	Type EventType
 	Data any
+	// Tag is, for a tool-call draft, the toolcallmarkup.ToolCall its
+	// ToolCallData.Markup was formatted from, when the writer has it: the
+	// turn's state then takes it as it is and never parses the markup
+	// (the root package imports no other package, hence any).
+	Tag any
 }
 
 // EmitFunc receives the drafts of a turn, one at a time and in order. An

@@ -99,7 +99,7 @@ func (s *session) startLocked(c *call, name string) {
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{
 		ToolCallID: id, ParentID: c.parentID, Name: name, Status: string(toolcallmarkup.StatusPending), Markup: markup,
-		StatusText: s.status(c.tc)}})
+		StatusText: s.status(c.tc)}, Tag: c.tc})
 }
 
 // parentOpenLocked reports whether a call may nest under the call id: it
@@ -164,7 +164,7 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallDelta, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(toolcallmarkup.StatusPending),
-		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args, StatusText: text}})
+		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args, StatusText: text}, Tag: c.tc})
 }
 
 // maxParsedArgs bounds the streamed arguments that are re-parsed and sent
@@ -217,7 +217,7 @@ func (s *session) running(c *call) {
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallRunning, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Arguments: args,
-		StatusText: text}})
+		StatusText: text}, Tag: c.tc})
 }
 
 // succeed ends c with its result.
@@ -242,7 +242,7 @@ func (s *session) succeed(c *call, result string) {
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result,
-		StatusText: text}})
+		StatusText: text}, Tag: c.tc})
 }
 
 // fail ends c with status (error or cancelled) and errText.
@@ -269,7 +269,7 @@ func (s *session) failLocked(c *call, status toolcallmarkup.Status, errText stri
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallError, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(status), Markup: markup, Error: c.tc.Error,
-		StatusText: text}})
+		StatusText: text}, Tag: c.tc})
 }
 
 // finalizeCalls gives every unfinished call of l a final status after l

@@ -51,3 +51,27 @@ func TestBubble(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyTakesTheTag: a draft that carries the call its markup was
+// formatted from is applied without parsing the markup (the write path),
+// and gives the state that parsing would.
+func TestApplyTakesTheTag(t *testing.T) {
+	tc := toolcallmarkup.ToolCall{Type: "search_documents", Status: toolcallmarkup.StatusRunning, ID: "c1",
+		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "resume & <more>"}}}
+	markup := toolcallmarkup.OpenTag(tc)
+	parsed, tagged := turnstate.New(), turnstate.New()
+	d := toolmark.Draft{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type,
+		Status: string(tc.Status), Markup: markup}}
+	if err := parsed.Apply(d, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The markup of the tagged draft does not even parse: only the tag is used.
+	d.Data = toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type, Status: string(tc.Status), Markup: "<ToolCall"}
+	d.Tag = tc
+	if err := tagged.Apply(d, time.Now()); err != nil {
+		t.Fatalf("a tagged draft's markup was parsed: %v", err)
+	}
+	if parsed.Content() != tagged.Content() {
+		t.Errorf("tagged %q, parsed %q", tagged.Content(), parsed.Content())
+	}
+}

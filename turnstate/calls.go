@@ -76,10 +76,17 @@ func stageOf(st toolcallmarkup.Status, args bool) Stage {
 	return StageStart
 }
 
-func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, at time.Time) (err error) {
-	tc, err := toolcallmarkup.ParseOpenTag(data.Markup)
-	if err != nil {
-		return fmt.Errorf("applying %s: %w", typ, err)
+// applyCall applies a tool-call event. tag is the draft's Tag: the call
+// its markup was formatted from, used as it is; without one (an event read
+// back from the log or the wire) the markup is parsed.
+func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, tag any, at time.Time) (err error) {
+	tc, ok := tag.(toolcallmarkup.ToolCall)
+	if ok {
+		tc = toolcallmarkup.Normalize(tc) // what parsing its markup gives
+	} else {
+		if tc, err = toolcallmarkup.ParseOpenTag(data.Markup); err != nil {
+			return fmt.Errorf("applying %s: %w", typ, err)
+		}
 	}
 	if tc.ID != data.ToolCallID && data.ToolCallID != "" {
 		return fmt.Errorf("applying %s: markup is of call %q, not %q", typ, tc.ID, data.ToolCallID)

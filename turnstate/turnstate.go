@@ -181,7 +181,7 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 			s.touched, s.texted, s.retry = s.touched[:0], true, ""
 		}
 	case toolmark.ToolCallData:
-		return s.applyCall(d.Type, data, at)
+		return s.applyCall(d.Type, data, d.Tag, at)
 	case toolmark.TodoUpdateData:
 		s.todos = cloneTodos(data.Todos)
 		s.todosChanged = true
@@ -286,7 +286,7 @@ func (s *State) CloseOpen(status toolcallmarkup.Status, reason string) []toolmar
 		if s.StatusText != nil {
 			d.StatusText = s.StatusText(next)
 		}
-		out = append(out, toolmark.Draft{Type: toolmark.EventToolCallError, Data: d})
+		out = append(out, toolmark.Draft{Type: toolmark.EventToolCallError, Data: d, Tag: next})
 	}
 	todoEnd := toolmark.TodoInterrupted
 	if status == toolcallmarkup.StatusCancelled {
