@@ -38,7 +38,7 @@ bench:
 ## faults-short: the short form of the suite that CI runs after the tests (about 2 minutes)
 faults faults-short: build
 	@scripts/need-postgres.sh
-	$(GO) run ./internal/faults/cmd --bin $(BIN) --preset $(if $(filter faults-short,$@),short,full) $(FAULTS_FLAGS)
+	$(GO) run ./cmd/toolmark-faults --bin $(BIN) --preset $(if $(filter faults-short,$@),short,full) $(FAULTS_FLAGS)
 
 vet:
 	$(GO) vet ./...

@@ -44,38 +44,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("toolmark bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
-	server := fs.String("server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); empty: start one")
-	token := fs.String("token", os.Getenv("TOOLMARK_TOKEN"), "API token for --auth token servers")
-	dbURL := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of the started server and of the PostgreSQL figures (env DATABASE_URL); empty: an embedded one")
-	turns := fs.Int("turns", 100, "turns to run in all")
-	conc := fs.Int("concurrency", 0, "turns in flight at once (0: all at once)")
-	followers := fs.Int("followers", 1, "event streams per turn")
-	arrivals := fs.String("arrivals", bench.ArrivalsBurst, "how turns start: burst (--concurrency at a time) or poisson (at random, --rate per second, open loop)")
-	rate := fs.Float64("rate", 0, "with --arrivals poisson: turns started per second on average")
-	warmup := fs.Duration("warmup", 0, "with --arrivals poisson: leave the turns that start in this first stretch out of the latencies")
-	render := fs.Bool("render", false, "followers read rendered HTML (?render=html) with gzip accepted, as the web page does; reports bytes on the wire")
-	capacity := fs.Bool("find-capacity", false, "search for the most turns in flight (Poisson arrivals) whose delivery p99 stays under --p99")
-	p99 := fs.Duration("p99", 50*time.Millisecond, "with --find-capacity: the live delivery p99 to stay under")
-	window := fs.Duration("window", 20*time.Second, "with --find-capacity: how long turns arrive in each step")
-	capStart := fs.Int("capacity-start", 50, "with --find-capacity: turns in flight of the first step (doubled while under the target)")
-	capMax := fs.Int("capacity-max", 4000, "with --find-capacity: the most turns in flight to try")
-	question := fs.String("question", bench.DefaultQuestion, "the message of every turn")
-	var demo bench.Demo
-	fs.DurationVar(&demo.Delay, "demo-delay", 20*time.Millisecond, "started server: pause between the demo model's streamed chunks (0: none)")
-	fs.IntVar(&demo.Tools, "demo-tools", 0, "started server: tool calls per turn (0: planned from the question, -1: none)")
-	fs.IntVar(&demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
-	fs.StringVar(&demo.AnswerShape, "demo-answer-shape", "", "started server: what --demo-answer-bytes pads with: paragraph (default), code or mixed")
-	maxTurns := fs.Int("max-turns", 100_000, "started server: --max-turns")
-	settle := fs.Duration("stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
-	sweep := fs.String("sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
-	table := fs.String("table", "", "with --sweep: also write the Markdown table to this file")
-	plot := fs.String("plot", "", "with --sweep: write a PNG plot of latency against concurrent turns to this file")
-	idle := fs.Bool("idle", false, "measure the started server's memory per idle follower instead of running a load")
-	streams := fs.Int("streams", 10_000, "with --idle: idle streams to open")
-	idleTurns := fs.Int("idle-turns", 10, "with --idle: turns the idle streams follow (they stay alive while measured)")
-	asJSON := fs.Bool("json", false, "write the figures as JSON on stdout")
-	serverLog := fs.String("server-log", "", "append the started servers' logs to this file")
-	timeout := fs.Duration("timeout", 30*time.Minute, "stop after this long")
+	f := bindBenchFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,78 +52,169 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *server != "" {
-		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle"} {
-			if set[name] {
-				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
-			}
-		}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.check(set); err != nil {
+		return err
 	}
-	if (*table != "" || *plot != "") && *sweep == "" {
-		return errors.New("--table and --plot go with --sweep")
-	}
-	if n := btoi(*idle) + btoi(*sweep != "") + btoi(*capacity); n > 1 {
-		return errors.New("--idle, --sweep and --find-capacity are separate runs")
-	}
-	if *arrivals == bench.ArrivalsPoisson && *rate <= 0 {
-		return errors.New("--arrivals poisson needs --rate above 0")
-	}
-	if (set["rate"] || set["warmup"]) && *arrivals != bench.ArrivalsPoisson {
-		return errors.New("--rate and --warmup go with --arrivals poisson")
-	}
-	for _, name := range []string{"p99", "window", "capacity-start", "capacity-max"} {
-		if set[name] && !*capacity {
-			return fmt.Errorf("--%s goes with --find-capacity", name)
-		}
-	}
-	steps, err := parseSteps(*sweep)
+	steps, err := parseSteps(f.sweep)
 	if err != nil {
 		return err
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	cfg := bench.Config{
-		Server: strings.TrimRight(*server, "/"), Token: *token, DatabaseURL: *dbURL, Demo: demo,
-		MaxTurns: *maxTurns, Question: *question, StatsSettle: *settle,
-		Progress: stderr, ProgressTTY: isTerminal(stderr),
+	cfg, closeLog, err := f.config(stderr)
+	if err != nil {
+		return err
 	}
-	if cfg.Server == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("finding the toolmark binary to start a server: %w", err)
-		}
-		cfg.Command = []string{exe, "serve"}
-	}
-	if *serverLog != "" {
-		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		cfg.ServerLog = f
-	}
+	defer closeLog()
 	b, err := bench.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 
-	rep, err := runBenchMode(ctx, b, benchMode{
-		idle: *idle, streams: *streams, idleTurns: *idleTurns,
-		steps: steps, table: *table, plot: *plot,
-		load: bench.Load{Turns: *turns, Concurrency: *conc, Followers: *followers,
-			Arrivals: *arrivals, Rate: *rate, Warmup: *warmup, Render: *render},
-		capacity: capacityFlag(*capacity, bench.CapacityLoad{Target: *p99, Window: *window, Followers: *followers, Start: *capStart, Max: *capMax}),
-	})
+	rep, err := runBenchMode(ctx, b, f.mode(steps))
 	if err != nil {
 		if rep != nil { // the figures measured before the failure
 			_ = rep.WriteText(stdout)
 		}
 		return err
 	}
-	if *asJSON {
+	return writeBenchReport(stdout, rep, f.asJSON)
+}
+
+// benchFlags are the values of toolmark bench's flags.
+type benchFlags struct {
+	server, token, dbURL   string
+	turns, conc, followers int
+	arrivals               string
+	rate                   float64
+	warmup                 time.Duration
+	render, capacity       bool
+	p99, window            time.Duration
+	capStart, capMax       int
+	question               string
+	demo                   bench.Demo
+	maxTurns               int
+	settle                 time.Duration
+	sweep, table, plot     string
+	idle                   bool
+	streams, idleTurns     int
+	asJSON                 bool
+	serverLog              string
+	timeout                time.Duration
+}
+
+// bindBenchFlags defines toolmark bench's flags on fs.
+func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
+	f := &benchFlags{}
+	fs.StringVar(&f.server, "server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); empty: start one")
+	fs.StringVar(&f.token, "token", os.Getenv("TOOLMARK_TOKEN"), "API token for --auth token servers")
+	fs.StringVar(&f.dbURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of the started server and of the PostgreSQL figures (env DATABASE_URL); empty: an embedded one")
+	fs.IntVar(&f.turns, "turns", 100, "turns to run in all")
+	fs.IntVar(&f.conc, "concurrency", 0, "turns in flight at once (0: all at once)")
+	fs.IntVar(&f.followers, "followers", 1, "event streams per turn")
+	fs.StringVar(&f.arrivals, "arrivals", bench.ArrivalsBurst, "how turns start: burst (--concurrency at a time) or poisson (at random, --rate per second, open loop)")
+	fs.Float64Var(&f.rate, "rate", 0, "with --arrivals poisson: turns started per second on average")
+	fs.DurationVar(&f.warmup, "warmup", 0, "with --arrivals poisson: leave the turns that start in this first stretch out of the latencies")
+	fs.BoolVar(&f.render, "render", false, "followers read rendered HTML (?render=html) with gzip accepted, as the web page does; reports bytes on the wire")
+	fs.BoolVar(&f.capacity, "find-capacity", false, "search for the most turns in flight (Poisson arrivals) whose delivery p99 stays under --p99")
+	fs.DurationVar(&f.p99, "p99", 50*time.Millisecond, "with --find-capacity: the live delivery p99 to stay under")
+	fs.DurationVar(&f.window, "window", 20*time.Second, "with --find-capacity: how long turns arrive in each step")
+	fs.IntVar(&f.capStart, "capacity-start", 50, "with --find-capacity: turns in flight of the first step (doubled while under the target)")
+	fs.IntVar(&f.capMax, "capacity-max", 4000, "with --find-capacity: the most turns in flight to try")
+	fs.StringVar(&f.question, "question", bench.DefaultQuestion, "the message of every turn")
+	fs.DurationVar(&f.demo.Delay, "demo-delay", 20*time.Millisecond, "started server: pause between the demo model's streamed chunks (0: none)")
+	fs.IntVar(&f.demo.Tools, "demo-tools", 0, "started server: tool calls per turn (0: planned from the question, -1: none)")
+	fs.IntVar(&f.demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
+	fs.StringVar(&f.demo.AnswerShape, "demo-answer-shape", "", "started server: what --demo-answer-bytes pads with: paragraph (default), code or mixed")
+	fs.IntVar(&f.maxTurns, "max-turns", 100_000, "started server: --max-turns")
+	fs.DurationVar(&f.settle, "stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
+	fs.StringVar(&f.sweep, "sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
+	fs.StringVar(&f.table, "table", "", "with --sweep: also write the Markdown table to this file")
+	fs.StringVar(&f.plot, "plot", "", "with --sweep: write a PNG plot of latency against concurrent turns to this file")
+	fs.BoolVar(&f.idle, "idle", false, "measure the started server's memory per idle follower instead of running a load")
+	fs.IntVar(&f.streams, "streams", 10_000, "with --idle: idle streams to open")
+	fs.IntVar(&f.idleTurns, "idle-turns", 10, "with --idle: turns the idle streams follow (they stay alive while measured)")
+	fs.BoolVar(&f.asJSON, "json", false, "write the figures as JSON on stdout")
+	fs.StringVar(&f.serverLog, "server-log", "", "append the started servers' logs to this file")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "stop after this long")
+	return f
+}
+
+// check refuses flags that do not go together; set holds the names of the
+// flags given.
+func (f *benchFlags) check(set map[string]bool) error {
+	if f.server != "" {
+		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle"} {
+			if set[name] {
+				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
+			}
+		}
+	}
+	if (f.table != "" || f.plot != "") && f.sweep == "" {
+		return errors.New("--table and --plot go with --sweep")
+	}
+	if n := btoi(f.idle) + btoi(f.sweep != "") + btoi(f.capacity); n > 1 {
+		return errors.New("--idle, --sweep and --find-capacity are separate runs")
+	}
+	if f.arrivals == bench.ArrivalsPoisson && f.rate <= 0 {
+		return errors.New("--arrivals poisson needs --rate above 0")
+	}
+	if (set["rate"] || set["warmup"]) && f.arrivals != bench.ArrivalsPoisson {
+		return errors.New("--rate and --warmup go with --arrivals poisson")
+	}
+	for _, name := range []string{"p99", "window", "capacity-start", "capacity-max"} {
+		if set[name] && !f.capacity {
+			return fmt.Errorf("--%s goes with --find-capacity", name)
+		}
+	}
+	return nil
+}
+
+// config is the bench's configuration: this binary's serve when it starts
+// a server, and the server log opened; closeLog closes it.
+func (f *benchFlags) config(stderr io.Writer) (cfg bench.Config, closeLog func(), err error) {
+	cfg = bench.Config{
+		Server: strings.TrimRight(f.server, "/"), Token: f.token, DatabaseURL: f.dbURL, Demo: f.demo,
+		MaxTurns: f.maxTurns, Question: f.question, StatsSettle: f.settle,
+		Progress: stderr, ProgressTTY: isTerminal(stderr),
+	}
+	if cfg.Server == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, nil, fmt.Errorf("finding the toolmark binary to start a server: %w", err)
+		}
+		cfg.Command = []string{exe, "serve"}
+	}
+	closeLog = func() {}
+	if f.serverLog != "" {
+		lf, err := os.OpenFile(f.serverLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.ServerLog = lf
+		closeLog = func() { lf.Close() }
+	}
+	return cfg, closeLog, nil
+}
+
+// mode is what the flags ask the bench to run; steps is --sweep's list.
+func (f *benchFlags) mode(steps []int) benchMode {
+	return benchMode{
+		idle: f.idle, streams: f.streams, idleTurns: f.idleTurns,
+		steps: steps, table: f.table, plot: f.plot,
+		load: bench.Load{Turns: f.turns, Concurrency: f.conc, Followers: f.followers,
+			Arrivals: f.arrivals, Rate: f.rate, Warmup: f.warmup, Render: f.render},
+		capacity: capacityFlag(f.capacity, bench.CapacityLoad{Target: f.p99, Window: f.window, Followers: f.followers, Start: f.capStart, Max: f.capMax}),
+	}
+}
+
+// writeBenchReport writes rep on stdout, as JSON or as text, and returns
+// its problems as an error.
+func writeBenchReport(stdout io.Writer, rep benchReport, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {

@@ -72,25 +72,11 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	s := b.session(t)
 	defer s.close()
 
-	convs, err := b.conversations(ctx, s, l.Turns)
+	turns, err := b.startIdleTurns(ctx, s, l.Turns)
 	if err != nil {
 		return nil, err
 	}
-	turns := make([]string, l.Turns)
-	for i, c := range convs {
-		ti, err := s.api.PostTurn(ctx, c, b.cfg.Question, "")
-		if err != nil {
-			return nil, fmt.Errorf("starting a turn: %w", err)
-		}
-		turns[i] = ti.Turn.ID
-	}
-	defer func() { // let the server stop without waiting for the turns
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		for _, id := range turns {
-			_, _ = s.api.CancelTurn(cctx, id)
-		}
-	}()
+	defer cancelTurns(ctx, s, turns) // let the server stop without waiting for the turns
 	if err := waitRunning(ctx, s, turns); err != nil {
 		return nil, err
 	}
@@ -101,15 +87,82 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	}
 
 	rep := &IdleReport{Server: t.url, Turns: l.Turns, Streams: l.Streams, RSSBefore: before.server.RSS}
+	after, errs, err := b.idleStreams(ctx, s, t, turns, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Opened = l.Streams - rep.Failed
+	rep.RSSAfter, rep.PeakRSS = after.server.RSS, after.server.PeakRSS
+	if rep.Opened > 0 {
+		rep.PerStream = float64(rep.RSSAfter-rep.RSSBefore) / float64(rep.Opened)
+		rep.ClientPerStream = float64(after.self.PeakRSS-before.self.PeakRSS) / float64(rep.Opened)
+	}
+	for msg, n := range errs {
+		rep.Errors = append(rep.Errors, ErrorCount{msg, n})
+	}
+	return rep, nil
+}
+
+// startIdleTurns starts a turn in each of n new conversations and returns
+// their ids.
+func (b *Bench) startIdleTurns(ctx context.Context, s *session, n int) ([]string, error) {
+	convs, err := b.conversations(ctx, s, n)
+	if err != nil {
+		return nil, err
+	}
+	turns := make([]string, n)
+	for i, c := range convs {
+		ti, err := s.api.PostTurn(ctx, c, b.cfg.Question, "")
+		if err != nil {
+			return nil, fmt.Errorf("starting a turn: %w", err)
+		}
+		turns[i] = ti.Turn.ID
+	}
+	return turns, nil
+}
+
+// cancelTurns cancels turns, within 30 s even when ctx is done.
+func cancelTurns(ctx context.Context, s *session, turns []string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, id := range turns {
+		_, _ = s.api.CancelTurn(cctx, id)
+	}
+}
+
+// idleStreams opens rep.Streams streams on turns, waits idleSettle, samples
+// the costs with them open, counts in rep the streams that ended before
+// (failed, by message) and closes the others. It sets rep.OpenTime and
+// rep.Failed.
+func (b *Bench) idleStreams(ctx context.Context, s *session, t *target, turns []string, rep *IdleReport) (costs, map[string]int, error) {
 	sctx, closeStreams := context.WithCancel(ctx)
 	defer closeStreams()
-	p := b.out.start(fmt.Sprintf("opening %d idle streams on %d turns", l.Streams, l.Turns), l.Streams, "streams")
+	p := b.out.start(fmt.Sprintf("opening %d idle streams on %d turns", rep.Streams, rep.Turns), rep.Streams, "streams")
 	s.streams.onEvent = p.event
-	results := make(chan streamResult, l.Streams)
-	dialing := make(chan struct{}, 128) // streams being opened at once
+	results := make(chan streamResult, rep.Streams)
 	var wg sync.WaitGroup
 	began := time.Now()
-	for i := range l.Streams {
+	openIdleStreams(sctx, s, turns, rep.Streams, p, results, &wg)
+	rep.OpenTime = Duration(time.Since(began))
+	p.finish()
+	b.out.say("%d streams opened in %s; waiting %v", rep.Streams, fmtDur(time.Duration(rep.OpenTime)), idleSettle)
+	time.Sleep(idleSettle)
+	after, err := b.sampleCosts(t)
+	if err != nil {
+		return after, nil, err
+	}
+	errs := endedStreams(results, rep)
+	closeStreams()
+	wg.Wait()
+	return after, errs, nil
+}
+
+// openIdleStreams opens n streams on turns (in turn), at most 128 being
+// opened at once, and returns once the last are open. Each stream's result
+// goes to results when it ends; wg is done when they all have.
+func openIdleStreams(sctx context.Context, s *session, turns []string, n int, p *counter, results chan<- streamResult, wg *sync.WaitGroup) {
+	dialing := make(chan struct{}, 128) // streams being opened at once
+	for i := range n {
 		dialing <- struct{}{}
 		ready := make(chan struct{})
 		wg.Add(1)
@@ -130,15 +183,11 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 	for range cap(dialing) { // the last streams are open
 		dialing <- struct{}{}
 	}
-	rep.OpenTime = Duration(time.Since(began))
-	p.finish()
-	b.out.say("%d streams opened in %s; waiting %v", l.Streams, fmtDur(time.Duration(rep.OpenTime)), idleSettle)
-	time.Sleep(idleSettle)
-	after, err := b.sampleCosts(t)
-	if err != nil {
-		return nil, err
-	}
-	// Streams that ended before being closed by the bench failed.
+}
+
+// endedStreams counts in rep.Failed the streams that ended before being
+// closed by the bench, and returns them by message.
+func endedStreams(results <-chan streamResult, rep *IdleReport) map[string]int {
 	errs := map[string]int{}
 	for done := false; !done; {
 		select {
@@ -153,18 +202,7 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 			done = true
 		}
 	}
-	closeStreams()
-	wg.Wait()
-	rep.Opened = l.Streams - rep.Failed
-	rep.RSSAfter, rep.PeakRSS = after.server.RSS, after.server.PeakRSS
-	if rep.Opened > 0 {
-		rep.PerStream = float64(rep.RSSAfter-rep.RSSBefore) / float64(rep.Opened)
-		rep.ClientPerStream = float64(after.self.PeakRSS-before.self.PeakRSS) / float64(rep.Opened)
-	}
-	for msg, n := range errs {
-		rep.Errors = append(rep.Errors, ErrorCount{msg, n})
-	}
-	return rep, nil
+	return errs
 }
 
 // waitRunning waits until every turn runs (it then waits on the model's

@@ -25,174 +25,268 @@ type drainFollower struct {
 // how soon its /readyz stops answering 200, whether it still opens new
 // streams, and how long cancelling one of its turns takes.
 func (s *suite) drain(ctx context.Context) error {
-	const sc = "drain"
 	cfg := s.cfg
 	// Turns of 12–16 s: longer than the grace once under way, so the
 	// draining replica's turns can only finish by going on elsewhere.
 	sv := serve{pace: 100 * time.Millisecond, grace: cfg.DrainGrace}
-	u, reps, err := s.setup(ctx, sc, sv, "drain-a0", "drain-b", "drain-c")
+	u, reps, err := s.setup(ctx, "drain", sv, "drain-a0", "drain-b", "drain-c")
 	if err != nil {
 		return err
 	}
-	var worst time.Duration
-	worstWhere := ""
-	var readyz, cancels, exits []time.Duration
-	readyzNever, accepted, followersN, eventsAfter := 0, 0, 0, 0
-	aTurns, aCompleted := 0, 0
-	outcomes := map[string]int{}
+	d := &drainRun{s: s, u: u, reps: reps, outcomes: map[string]int{}}
 	for round := 1; round <= cfg.DrainRounds; round++ {
-		a := reps[0]
-		var draining atomic.Bool
-		pick := func() string {
-			if draining.Load() {
-				return reps[1+s.intn(2)].URL
-			}
-			return reps[s.intn(3)].URL
+		if err := d.round(ctx, round); err != nil {
+			return err
 		}
-		fctx, stop := context.WithCancel(ctx)
-		var dfs []drainFollower
-		var onA []string // turns of the draining replica: the last is cancelled
-		turnFollowers := map[string][]*follower{}
-		for i, on := range []int{0, 0, 0, 1, 1, 2, 2} {
-			_, id, err := u.startTurn(ctx, reps[on].URL, s.longPrompt())
-			if err != nil {
-				stop()
-				return err
-			}
-			if on == 0 {
-				onA = append(onA, id)
-			}
-			for _, via := range []int{0, 1 + i%2} {
-				f := &follower{u: u, turnID: id}
-				dfs = append(dfs, drainFollower{follower: f, via: reps[via].name, turnOn: reps[on].name})
-				turnFollowers[id] = append(turnFollowers[id], f)
-				go followLoop(fctx, f, reps[via].URL, pick)
-			}
+		if d.reps[0], err = s.cl.start(ctx, fmt.Sprintf("drain-a%d", round), sv); err != nil {
+			return err
 		}
-		waitFor(ctx, time.Now().Add(15*time.Second), func() bool {
-			for _, df := range dfs {
-				if !inProgress(df.follower) && !df.isDone() {
-					return false
-				}
-			}
-			return true
-		})
-		// A random moment, so that the SIGTERM and the cancel below fall
-		// anywhere in the replica's periodic work (lease renewal, sweeps).
-		time.Sleep(s.between(500*time.Millisecond, 3*time.Second))
+	}
+	d.report()
+	return nil
+}
 
-		a.Terminate()
-		sigAt := time.Now()
-		draining.Store(true)
-		var wg sync.WaitGroup
-		var notReadyAt time.Time
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Since(sigAt) < cfg.DrainGrace+30*time.Second {
-				st, _, err := s.cl.status(ctx, a.URL, "", "GET", "/readyz", nil)
-				if err != nil || st != 200 {
-					notReadyAt = time.Now()
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}()
-		time.Sleep(300 * time.Millisecond)
-		if st := s.tryStream(ctx, u, a.URL, onA[0]); st == 200 {
-			accepted++
-		}
-		time.Sleep(s.between(0, 1200*time.Millisecond))
-		cancelID := onA[len(onA)-1]
-		cancelAt := time.Now()
-		if _, err := u.api(reps[1].URL).CancelTurn(ctx, cancelID); err != nil {
-			stop()
-			return fmt.Errorf("cancelling a turn of the draining replica: %w", err)
-		}
-		waitFor(ctx, sigAt.Add(cfg.DrainGrace+40*time.Second), func() bool {
-			for _, df := range dfs {
-				if !df.isDone() {
-					return false
-				}
-			}
-			return true
-		})
-		endAt := time.Now()
-		stop()
-		select {
-		case <-a.Done():
-		case <-time.After(cfg.DrainGrace + 30*time.Second):
-			a.Kill()
-		}
-		exitAt := time.Now()
-		exits = append(exits, exitAt.Sub(sigAt))
-		wg.Wait()
-		if notReadyAt.IsZero() {
-			readyzNever++
-		} else {
-			readyz = append(readyz, notReadyAt.Sub(sigAt))
-		}
+// drainRun is the drain scenario's state across its rounds: the replicas,
+// the first of which is drained in each round, and what was measured.
+type drainRun struct {
+	s    *suite
+	u    user
+	reps []*replica
 
-		cancelled := time.Duration(-1)
-		for _, f := range turnFollowers[cancelID] {
-			f.mu.Lock()
-			if f.done && (cancelled < 0 || f.doneAt.Sub(cancelAt) < cancelled) {
-				cancelled = f.doneAt.Sub(cancelAt)
-			}
-			f.mu.Unlock()
-		}
-		if cancelled < 0 {
-			cancelled = endAt.Sub(cancelAt)
-		}
-		cancels = append(cancels, cancelled)
+	worst                   time.Duration // the longest follower stall
+	worstWhere              string
+	readyz, cancels, exits  []time.Duration
+	readyzNever, accepted   int // drains whose /readyz said 200 to the end; streams opened while draining
+	followersN, eventsAfter int
+	aTurns, aCompleted      int // the draining replica's turns (but the cancelled one), and those completed
+	outcomes                map[string]int
+}
 
-		for _, df := range dfs {
-			followersN++
-			lat, n := stallOf(df.follower, sigAt, endAt)
-			eventsAfter += n
-			if lat > worst {
-				worst, worstWhere = lat, fmt.Sprintf("a follower through %s of a turn running on %s", df.via, df.turnOn)
-			}
-		}
-		rows, err := s.cl.turnRows(ctx, onA[:len(onA)-1])
+// drainRound is one round of the drain scenario.
+type drainRound struct {
+	a             *replica // the replica drained
+	draining      atomic.Bool
+	dfs           []drainFollower
+	onA           []string // turns of the draining replica: the last is cancelled
+	turnFollowers map[string][]*follower
+
+	sigAt, cancelAt, endAt, exitAt time.Time
+	notReadyAt                     time.Time // zero when /readyz said 200 to the end
+	readyzDone                     sync.WaitGroup
+}
+
+// round runs one drain: turns and followers on the three replicas, the
+// SIGTERM of the first, a stream opened on it and the cancel of one of its
+// turns, the wait for every follower, and the measures.
+func (d *drainRun) round(ctx context.Context, round int) error {
+	s, cfg := d.s, d.s.cfg
+	dr := &drainRound{a: d.reps[0], turnFollowers: map[string][]*follower{}}
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := d.startTurns(ctx, fctx, dr); err != nil {
+		return err
+	}
+	waitFor(ctx, time.Now().Add(15*time.Second), dr.underWay)
+	// A random moment, so that the SIGTERM and the cancel below fall
+	// anywhere in the replica's periodic work (lease renewal, sweeps).
+	time.Sleep(s.between(500*time.Millisecond, 3*time.Second))
+
+	d.sigterm(ctx, dr)
+	time.Sleep(300 * time.Millisecond)
+	if st := s.tryStream(ctx, d.u, dr.a.URL, dr.onA[0]); st == 200 {
+		d.accepted++
+	}
+	time.Sleep(s.between(0, 1200*time.Millisecond))
+	dr.cancelAt = time.Now()
+	if _, err := d.u.api(d.reps[1].URL).CancelTurn(ctx, dr.cancelID()); err != nil {
+		return fmt.Errorf("cancelling a turn of the draining replica: %w", err)
+	}
+	waitFor(ctx, dr.sigAt.Add(cfg.DrainGrace+40*time.Second), dr.allDone)
+	dr.endAt = time.Now()
+	stop()
+	d.waitExit(dr)
+	dr.readyzDone.Wait()
+
+	cancelled := d.measure(dr)
+	if err := d.countOutcomes(ctx, dr); err != nil {
+		return err
+	}
+	s.progress("drain %d/%d: SIGTERM; longest follower stall so far %s; /readyz not 200 after %s; replica exited after %s; cancel took %s",
+		round, cfg.DrainRounds, ms(d.worst), msOr(dr.notReadyAt, dr.sigAt), ms(dr.exitAt.Sub(dr.sigAt)), ms(cancelled))
+	return nil
+}
+
+// startTurns starts seven long turns, three on the replica to drain and
+// two on each other, each with two followers (within fctx): one through
+// the replica to drain, one through another.
+func (d *drainRun) startTurns(ctx, fctx context.Context, dr *drainRound) error {
+	for i, on := range []int{0, 0, 0, 1, 1, 2, 2} {
+		_, id, err := d.u.startTurn(ctx, d.reps[on].URL, d.s.longPrompt())
 		if err != nil {
 			return err
 		}
-		for _, id := range onA[:len(onA)-1] {
-			aTurns++
-			row := rows[id]
-			switch {
-			case row.Status != "completed":
-				outcomes[row.Status]++
-			case row.Finished != nil && row.Finished.Before(exitAt):
-				aCompleted++
-				outcomes["completed before the replica exited"]++
-			default:
-				aCompleted++
-				outcomes["completed elsewhere"]++
-			}
+		if on == 0 {
+			dr.onA = append(dr.onA, id)
 		}
-		s.progress("drain %d/%d: SIGTERM; longest follower stall so far %s; /readyz not 200 after %s; replica exited after %s; cancel took %s",
-			round, cfg.DrainRounds, ms(worst), msOr(notReadyAt, sigAt), ms(exitAt.Sub(sigAt)), ms(cancelled))
-		if reps[0], err = s.cl.start(ctx, fmt.Sprintf("drain-a%d", round), sv); err != nil {
-			return err
+		for _, via := range []int{0, 1 + i%2} {
+			f := &follower{u: d.u, turnID: id}
+			dr.dfs = append(dr.dfs, drainFollower{follower: f, via: d.reps[via].name, turnOn: d.reps[on].name})
+			dr.turnFollowers[id] = append(dr.turnFollowers[id], f)
+			go followLoop(fctx, f, d.reps[via].URL, d.pick(dr))
 		}
 	}
-	rp := s.report
-	rp.check(sc, "longest follower stall after SIGTERM", worst <= time.Second, ms(worst), "≤ 1000 ms", worstWhere)
-	rp.check(sc, "turns of the draining replica that finished (there or elsewhere)", aCompleted == aTurns,
-		fmt.Sprintf("%d of %d", aCompleted, aTurns), fmt.Sprintf("%d of %d", aTurns, aTurns), countsDetail(outcomes))
-	rmax, never := bench.Summarize(readyz).Max, ""
-	if readyzNever > 0 {
-		never = fmt.Sprintf("%d drains where it answered 200 until the end", readyzNever)
-	}
-	rp.check(sc, "time from SIGTERM to /readyz not answering 200, max", readyzNever == 0 && rmax <= time.Second, ms(rmax), "≤ 1000 ms", never)
-	rp.atMost(sc, "new event streams opened by the draining replica", accepted, 0, "")
-	cmax := bench.Summarize(cancels).Max
-	rp.check(sc, "time to cancel a turn of the draining replica, max", cmax <= time.Second, ms(cmax), "≤ 1000 ms", "")
-	rp.figure(sc, "drains / followers / events delivered after SIGTERM", "%d / %d / %d", cfg.DrainRounds, followersN, eventsAfter)
-	rp.figure(sc, "time from SIGTERM to the replica's exit, max", "%s (grace %s)", ms(bench.Summarize(exits).Max), cfg.DrainGrace)
 	return nil
+}
+
+// pick returns the chooser of the replica a follower reconnects to: any of
+// the three, or once the round's replica drains, one of the others.
+func (d *drainRun) pick(dr *drainRound) func() string {
+	return func() string {
+		if dr.draining.Load() {
+			return d.reps[1+d.s.intn(2)].URL
+		}
+		return d.reps[d.s.intn(3)].URL
+	}
+}
+
+// sigterm sends SIGTERM to the round's replica and watches its /readyz
+// until it stops answering 200 (dr.notReadyAt; dr.readyzDone when known).
+func (d *drainRun) sigterm(ctx context.Context, dr *drainRound) {
+	grace := d.s.cfg.DrainGrace
+	dr.a.Terminate()
+	dr.sigAt = time.Now()
+	dr.draining.Store(true)
+	dr.readyzDone.Add(1)
+	go func() {
+		defer dr.readyzDone.Done()
+		for time.Since(dr.sigAt) < grace+30*time.Second {
+			st, _, err := d.s.cl.status(ctx, dr.a.URL, "", "GET", "/readyz", nil)
+			if err != nil || st != 200 {
+				dr.notReadyAt = time.Now()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+}
+
+// waitExit waits for the drained replica to exit, and kills it when it
+// has not 30 s after its grace.
+func (d *drainRun) waitExit(dr *drainRound) {
+	select {
+	case <-dr.a.Done():
+	case <-time.After(d.s.cfg.DrainGrace + 30*time.Second):
+		dr.a.Kill()
+	}
+	dr.exitAt = time.Now()
+	d.exits = append(d.exits, dr.exitAt.Sub(dr.sigAt))
+}
+
+// measure records a round's time to /readyz not 200, time to cancel and
+// follower stalls, and returns the time to cancel.
+func (d *drainRun) measure(dr *drainRound) time.Duration {
+	if dr.notReadyAt.IsZero() {
+		d.readyzNever++
+	} else {
+		d.readyz = append(d.readyz, dr.notReadyAt.Sub(dr.sigAt))
+	}
+	cancelled := dr.cancelTime()
+	d.cancels = append(d.cancels, cancelled)
+	for _, df := range dr.dfs {
+		d.followersN++
+		lat, n := stallOf(df.follower, dr.sigAt, dr.endAt)
+		d.eventsAfter += n
+		if lat > d.worst {
+			d.worst, d.worstWhere = lat, fmt.Sprintf("a follower through %s of a turn running on %s", df.via, df.turnOn)
+		}
+	}
+	return cancelled
+}
+
+// countOutcomes counts how the draining replica's turns (but the
+// cancelled one) ended: completed there before it exited, completed
+// elsewhere, or not completed.
+func (d *drainRun) countOutcomes(ctx context.Context, dr *drainRound) error {
+	ids := dr.onA[:len(dr.onA)-1]
+	rows, err := d.s.cl.turnRows(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		d.aTurns++
+		row := rows[id]
+		switch {
+		case row.Status != "completed":
+			d.outcomes[row.Status]++
+		case row.Finished != nil && row.Finished.Before(dr.exitAt):
+			d.aCompleted++
+			d.outcomes["completed before the replica exited"]++
+		default:
+			d.aCompleted++
+			d.outcomes["completed elsewhere"]++
+		}
+	}
+	return nil
+}
+
+// report adds the drain scenario's criteria and figures to the report.
+func (d *drainRun) report() {
+	const sc = "drain"
+	cfg, rp := d.s.cfg, d.s.report
+	rp.check(sc, "longest follower stall after SIGTERM", d.worst <= time.Second, ms(d.worst), "≤ 1000 ms", d.worstWhere)
+	rp.check(sc, "turns of the draining replica that finished (there or elsewhere)", d.aCompleted == d.aTurns,
+		fmt.Sprintf("%d of %d", d.aCompleted, d.aTurns), fmt.Sprintf("%d of %d", d.aTurns, d.aTurns), countsDetail(d.outcomes))
+	rmax, never := bench.Summarize(d.readyz).Max, ""
+	if d.readyzNever > 0 {
+		never = fmt.Sprintf("%d drains where it answered 200 until the end", d.readyzNever)
+	}
+	rp.check(sc, "time from SIGTERM to /readyz not answering 200, max", d.readyzNever == 0 && rmax <= time.Second, ms(rmax), "≤ 1000 ms", never)
+	rp.atMost(sc, "new event streams opened by the draining replica", d.accepted, 0, "")
+	cmax := bench.Summarize(d.cancels).Max
+	rp.check(sc, "time to cancel a turn of the draining replica, max", cmax <= time.Second, ms(cmax), "≤ 1000 ms", "")
+	rp.figure(sc, "drains / followers / events delivered after SIGTERM", "%d / %d / %d", cfg.DrainRounds, d.followersN, d.eventsAfter)
+	rp.figure(sc, "time from SIGTERM to the replica's exit, max", "%s (grace %s)", ms(bench.Summarize(d.exits).Max), cfg.DrainGrace)
+}
+
+// underWay reports whether every follower has seen its turn well under
+// way or ended.
+func (dr *drainRound) underWay() bool {
+	for _, df := range dr.dfs {
+		if !inProgress(df.follower) && !df.isDone() {
+			return false
+		}
+	}
+	return true
+}
+
+// allDone reports whether every follower has its turn's terminal event.
+func (dr *drainRound) allDone() bool {
+	for _, df := range dr.dfs {
+		if !df.isDone() {
+			return false
+		}
+	}
+	return true
+}
+
+// cancelID is the turn of the draining replica that the round cancels.
+func (dr *drainRound) cancelID() string { return dr.onA[len(dr.onA)-1] }
+
+// cancelTime is the time from the cancel to the first of its followers'
+// terminal events, or to the end of the round when none came.
+func (dr *drainRound) cancelTime() time.Duration {
+	cancelled := time.Duration(-1)
+	for _, f := range dr.turnFollowers[dr.cancelID()] {
+		f.mu.Lock()
+		if f.done && (cancelled < 0 || f.doneAt.Sub(dr.cancelAt) < cancelled) {
+			cancelled = f.doneAt.Sub(dr.cancelAt)
+		}
+		f.mu.Unlock()
+	}
+	if cancelled < 0 {
+		cancelled = dr.endAt.Sub(dr.cancelAt)
+	}
+	return cancelled
 }
 
 // stallOf returns the longest time a follower waited for an event written

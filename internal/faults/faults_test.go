@@ -53,7 +53,7 @@ func TestReport(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
-	md := r.Markdown("Before the fixes", "go run ./internal/faults/cmd --preset full")
+	md := r.Markdown("Before the fixes", "go run ./cmd/toolmark-faults --preset full")
 	for _, want := range []string{"### Before the fixes", "| kill | turns not final | 3 | ≤ 0 | FAIL |", "| kill | rounds | 4 |", "needs the embedded server", "| takeover | turns running at the kill | 0 | ≥ 1 | FAIL |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

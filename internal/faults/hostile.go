@@ -152,16 +152,36 @@ func (s *suite) sendHostile(ctx context.Context, base string, q hostileReq) (int
 
 // hostileCatalogue is the fixed part of the hostile requests.
 func hostileCatalogue(aTok, bTok, aConv, aTurn, bConv, bTurn string) []hostileReq {
-	var out []hostileReq
-	add := func(q hostileReq) {
-		if q.token == "" {
-			q.token = aTok
-		}
-		if q.token == "-" {
-			q.token = ""
-		}
-		out = append(out, q)
+	c := &catalogue{aTok: aTok}
+	c.bodies(aConv)
+	c.unknownIDs()
+	c.foreignIDs(aTok, bTok, aConv, aTurn, bConv, bTurn)
+	c.headersAndTokens(aTurn)
+	return c.out
+}
+
+// catalogue collects hostile requests; those without a token are alice's.
+type catalogue struct {
+	aTok string
+	out  []hostileReq
+}
+
+// add appends q with alice's token when it has none, and with no token
+// when its token is "-".
+func (c *catalogue) add(q hostileReq) {
+	if q.token == "" {
+		q.token = c.aTok
 	}
+	if q.token == "-" {
+		q.token = ""
+	}
+	c.out = append(c.out, q)
+}
+
+// bodies adds, for each route that takes JSON, malformed, null, oversized
+// and invalid UTF-8 bodies and the wrong content types, then the limits of
+// a turn's message.
+func (c *catalogue) bodies(aConv string) {
 	jsonRoutes := []struct{ name, path string }{
 		{"create conversation", "/api/conversations"},
 		{"post turn", "/api/conversations/" + aConv + "/turns"},
@@ -177,42 +197,48 @@ func hostileCatalogue(aTok, bTok, aConv, aTurn, bConv, bTurn string) []hostileRe
 	big := []byte(`{"content":"` + strings.Repeat("a", 1<<20+10) + `"}`)
 	for _, r := range jsonRoutes {
 		for i, b := range malformed {
-			add(hostileReq{name: fmt.Sprintf("%s, malformed body %d", r.name, i), method: "POST", path: r.path, body: []byte(b), want: 400})
+			c.add(hostileReq{name: fmt.Sprintf("%s, malformed body %d", r.name, i), method: "POST", path: r.path, body: []byte(b), want: 400})
 		}
 		for _, b := range []string{"null", " null ", "null\n", "\tnull"} {
-			add(hostileReq{name: fmt.Sprintf("%s, body %q", r.name, b), method: "POST", path: r.path, body: []byte(b), null: true})
+			c.add(hostileReq{name: fmt.Sprintf("%s, body %q", r.name, b), method: "POST", path: r.path, body: []byte(b), null: true})
 		}
-		add(hostileReq{name: r.name + ", body over 1 MiB", method: "POST", path: r.path, body: big, want: 413})
-		add(hostileReq{name: r.name + ", body over 1 MiB without a length", method: "POST", path: r.path, body: big, chunked: true, want: 413})
-		add(hostileReq{name: r.name + ", invalid UTF-8", method: "POST", path: r.path, body: []byte("{\"content\":\"\xc3\x28\",\"title\":\"\xff\xfe\",\"token\":\"\xff\"}"), want: 400})
-		add(hostileReq{name: r.name + ", text/plain", method: "POST", path: r.path, body: []byte(`{"content":"x"}`), contentType: "text/plain", want: 415})
-		add(hostileReq{name: r.name + ", multipart", method: "POST", path: r.path, body: []byte("--x\r\n\r\n--x--"), contentType: "multipart/form-data; boundary=x", want: 415})
-		add(hostileReq{name: r.name + ", empty body", method: "POST", path: r.path, body: []byte{}, want: 400})
+		c.add(hostileReq{name: r.name + ", body over 1 MiB", method: "POST", path: r.path, body: big, want: 413})
+		c.add(hostileReq{name: r.name + ", body over 1 MiB without a length", method: "POST", path: r.path, body: big, chunked: true, want: 413})
+		c.add(hostileReq{name: r.name + ", invalid UTF-8", method: "POST", path: r.path, body: []byte("{\"content\":\"\xc3\x28\",\"title\":\"\xff\xfe\",\"token\":\"\xff\"}"), want: 400})
+		c.add(hostileReq{name: r.name + ", text/plain", method: "POST", path: r.path, body: []byte(`{"content":"x"}`), contentType: "text/plain", want: 415})
+		c.add(hostileReq{name: r.name + ", multipart", method: "POST", path: r.path, body: []byte("--x\r\n\r\n--x--"), contentType: "multipart/form-data; boundary=x", want: 415})
+		c.add(hostileReq{name: r.name + ", empty body", method: "POST", path: r.path, body: []byte{}, want: 400})
 	}
-	add(hostileReq{name: "post turn, message over the limit", method: "POST", path: "/api/conversations/" + aConv + "/turns",
+	c.add(hostileReq{name: "post turn, message over the limit", method: "POST", path: "/api/conversations/" + aConv + "/turns",
 		body: []byte(`{"content":"` + strings.Repeat("é", 40<<10) + `"}`), want: 413})
-	add(hostileReq{name: "post turn, NUL in content", method: "POST", path: "/api/conversations/" + aConv + "/turns", body: []byte(`{"content":"a\u0000b"}`), want: 400})
-	add(hostileReq{name: "post turn, Idempotency-Key over 200 bytes", method: "POST", path: "/api/conversations/" + aConv + "/turns",
+	c.add(hostileReq{name: "post turn, NUL in content", method: "POST", path: "/api/conversations/" + aConv + "/turns", body: []byte(`{"content":"a\u0000b"}`), want: 400})
+	c.add(hostileReq{name: "post turn, Idempotency-Key over 200 bytes", method: "POST", path: "/api/conversations/" + aConv + "/turns",
 		body: []byte(`{"content":" "}`), headers: []string{"Idempotency-Key", strings.Repeat("k", 300)}, want: 400})
+}
 
+// unknownIDs adds requests naming ids that exist nowhere, some not ids at
+// all: every one must be 404.
+func (c *catalogue) unknownIDs() {
 	unknown := []string{
 		"00000000-0000-4000-8000-000000000000", "not-an-id", strings.Repeat("a", 5000), "%00", "%ff%fe",
 		"..%2f..%2fetc%2fpasswd", "'%20or%20'1'='1", "%E8%B0%83%E7%94%A8", "%E2%80%AE", "1e309", "-1",
 	}
 	for _, id := range unknown {
-		add(hostileReq{name: "get conversation " + clip(id), method: "GET", path: "/api/conversations/" + id, want: 404})
-		add(hostileReq{name: "delete conversation " + clip(id), method: "DELETE", path: "/api/conversations/" + id, want: 404})
-		add(hostileReq{name: "post turn in " + clip(id), method: "POST", path: "/api/conversations/" + id + "/turns", body: []byte(`{"content":"hi"}`), want: 404})
-		add(hostileReq{name: "get turn " + clip(id), method: "GET", path: "/api/turns/" + id, want: 404})
-		add(hostileReq{name: "events of " + clip(id), method: "GET", path: "/api/turns/" + id + "/events", want: 404})
-		add(hostileReq{name: "cancel " + clip(id), method: "POST", path: "/api/turns/" + id + "/cancel", want: 404})
+		c.add(hostileReq{name: "get conversation " + clip(id), method: "GET", path: "/api/conversations/" + id, want: 404})
+		c.add(hostileReq{name: "delete conversation " + clip(id), method: "DELETE", path: "/api/conversations/" + id, want: 404})
+		c.add(hostileReq{name: "post turn in " + clip(id), method: "POST", path: "/api/conversations/" + id + "/turns", body: []byte(`{"content":"hi"}`), want: 404})
+		c.add(hostileReq{name: "get turn " + clip(id), method: "GET", path: "/api/turns/" + id, want: 404})
+		c.add(hostileReq{name: "events of " + clip(id), method: "GET", path: "/api/turns/" + id + "/events", want: 404})
+		c.add(hostileReq{name: "cancel " + clip(id), method: "POST", path: "/api/turns/" + id + "/cancel", want: 404})
 	}
 	for _, id := range []string{"00000000-0000-4000-8000-000000000000", "not-an-id", strings.Repeat("b", 5000), "\u202e"} {
-		add(hostileReq{name: "chat in unknown conversation " + clip(id), method: "POST", path: "/api/chat",
+		c.add(hostileReq{name: "chat in unknown conversation " + clip(id), method: "POST", path: "/api/chat",
 			body: []byte(`{"conversationId":"` + id + `","content":"hi"}`), want: 404})
 	}
+}
 
-	// Another user's ids, both ways.
+// foreignIDs adds every route with another user's ids, both ways.
+func (c *catalogue) foreignIDs(aTok, bTok, aConv, aTurn, bConv, bTurn string) {
 	for _, p := range []struct {
 		tok, conv, turn string
 	}{{bTok, aConv, aTurn}, {aTok, bConv, bTurn}} {
@@ -228,30 +254,33 @@ func hostileCatalogue(aTok, bTok, aConv, aTurn, bConv, bTurn string) []hostileRe
 		} {
 			q.name = "another user's id: " + q.name
 			q.token, q.foreign = p.tok, true
-			add(q)
+			c.add(q)
 		}
 	}
+}
 
+// headersAndTokens adds bad cursors, bad tokens, a huge header, wrong
+// methods and unknown routes.
+func (c *catalogue) headersAndTokens(aTurn string) {
 	for _, h := range [][]string{
 		{"Last-Event-ID", "abc"}, {"Last-Event-ID", "-5"}, {"Last-Event-ID", "99999999999999999999"},
 		{"Last-Event-ID", "\xff\xfe"}, {"Last-Event-ID", "1e3"}, {"Last-Event-ID", strings.Repeat("9", 5000)},
 	} {
-		add(hostileReq{name: "events, Last-Event-ID " + clip(h[1]), method: "GET", path: "/api/turns/" + aTurn + "/events", headers: h, want: 400})
+		c.add(hostileReq{name: "events, Last-Event-ID " + clip(h[1]), method: "GET", path: "/api/turns/" + aTurn + "/events", headers: h, want: 400})
 	}
 	for _, q := range []string{"%ff", "-1", "x", "1.5", "%00"} {
-		add(hostileReq{name: "events, after=" + q, method: "GET", path: "/api/turns/" + aTurn + "/events?after=" + q, want: 400})
+		c.add(hostileReq{name: "events, after=" + q, method: "GET", path: "/api/turns/" + aTurn + "/events?after=" + q, want: 400})
 	}
 	for _, tok := range []string{"-", "tm_not-a-token", "tm_" + strings.Repeat("x", 10000), "\xff\xfe"} {
-		add(hostileReq{name: "conversations with token " + clip(tok), method: "GET", path: "/api/conversations", token: tok, want: 401})
+		c.add(hostileReq{name: "conversations with token " + clip(tok), method: "GET", path: "/api/conversations", token: tok, want: 401})
 	}
-	add(hostileReq{name: "basic auth", method: "GET", path: "/api/conversations", token: "-", headers: []string{"Authorization", "Basic YTpi"}, want: 401})
-	add(hostileReq{name: "header of 512 KB", method: "GET", path: "/api/conversations", headers: []string{"X-Big", strings.Repeat("h", 512<<10)}, want: 200})
+	c.add(hostileReq{name: "basic auth", method: "GET", path: "/api/conversations", token: "-", headers: []string{"Authorization", "Basic YTpi"}, want: 401})
+	c.add(hostileReq{name: "header of 512 KB", method: "GET", path: "/api/conversations", headers: []string{"X-Big", strings.Repeat("h", 512<<10)}, want: 200})
 	for _, m := range []string{"PUT", "PATCH"} {
-		add(hostileReq{name: m + " conversations", method: m, path: "/api/conversations", body: []byte(`{}`), want: 405})
+		c.add(hostileReq{name: m + " conversations", method: m, path: "/api/conversations", body: []byte(`{}`), want: 405})
 	}
-	add(hostileReq{name: "unknown route", method: "GET", path: "/api/../../etc/passwd", want: 0})
-	add(hostileReq{name: "unknown api route", method: "GET", path: "/api/nope", want: 404})
-	return out
+	c.add(hostileReq{name: "unknown route", method: "GET", path: "/api/../../etc/passwd", want: 0})
+	c.add(hostileReq{name: "unknown api route", method: "GET", path: "/api/nope", want: 404})
 }
 
 // randomBodyRequest posts random bytes as a JSON body to one of the JSON

@@ -2,18 +2,12 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/bench"
-	"github.com/toolmark/toolmark/store"
-	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // quickStop is the grace every replica gets unless a scenario measures its
@@ -40,140 +34,235 @@ var modeNames = [killModes]string{"0–30 ms after a burst", "while a burst is a
 // kill runs the kill -9 rounds: a burst of turn requests on one replica,
 // kill -9 in one of the kill modes (in turn), a restart, and the checks.
 func (s *suite) kill(ctx context.Context) error {
-	const sc = "kill"
 	cfg := s.cfg
 	// Short turns (0.3–1 s), so that a replica that adopts the turns it
 	// finds can run them all within the 5 s bound.
 	sv := serve{pace: 5 * time.Millisecond, grace: quickStop}
-	u, reps, err := s.setup(ctx, sc, sv, "kill-0")
+	u, reps, err := s.setup(ctx, "kill", sv, "kill-0")
 	if err != nil {
 		return err
 	}
-	victim := reps[0]
-	answerSpan, err := s.burstSpan(ctx, u, victim.URL, cfg.KillBurst)
-	if err != nil {
+	k := &killRun{s: s, u: u, sv: sv, victim: reps[0], turns: map[string]*killTurn{}, late: map[string]turnRow{}}
+	if k.answerSpan, err = s.burstSpan(ctx, u, k.victim.URL, cfg.KillBurst); err != nil {
 		return err
 	}
-	s.progress("kill: a burst of %d turn requests is answered within %s", cfg.KillBurst, ms(answerSpan))
-	turns := map[string]*killTurn{}
-	var order, convs []string
-	posted, answered := 0, 0
-	late := map[string]turnRow{} // not final 5 s after the restart
-	var modes [killModes]int
+	s.progress("kill: a burst of %d turn requests is answered within %s", cfg.KillBurst, ms(k.answerSpan))
 	for r := 1; r <= cfg.KillRounds; r++ {
-		mode := (r - 1) % killModes
-		modes[mode]++
-		n := cfg.KillBurst
-		if mode == randomPoint {
-			n = max(2, cfg.KillBurst/2)
-		}
-		// Created in parallel, which also leaves one open connection per
-		// request of the burst, so the burst reaches the server at once.
-		api := u.api(victim.URL)
-		roundConvs := make([]string, n)
-		var created sync.WaitGroup
-		var createErr error
-		var mu sync.Mutex
-		for i := range roundConvs {
-			created.Add(1)
-			go func() {
-				defer created.Done()
-				c, err := api.CreateConversation(ctx, "faults")
-				mu.Lock()
-				roundConvs[i] = c.ID
-				if err != nil {
-					createErr = err
-				}
-				mu.Unlock()
-			}()
-		}
-		created.Wait()
-		if createErr != nil {
-			return createErr
-		}
-		convs = append(convs, roundConvs...)
-
-		followers := map[string]*follower{}
-		var posts, reads sync.WaitGroup
-		burstAt := time.Now()
-		for _, conv := range roundConvs {
-			posts.Add(1)
-			go func() {
-				defer posts.Done()
-				ti, err := api.PostTurn(ctx, conv, s.prompt(), "")
-				if err != nil {
-					return
-				}
-				f := &follower{u: u, turnID: ti.Turn.ID}
-				mu.Lock()
-				answered++
-				followers[ti.Turn.ID] = f
-				mu.Unlock()
-				reads.Add(1)
-				go func() {
-					defer reads.Done()
-					_, _ = f.connect(ctx, victim.URL) // ends when the replica dies
-				}()
-			}()
-		}
-		posted += n
-		var delay time.Duration
-		switch mode {
-		case afterBurst:
-			delay = s.between(0, 30*time.Millisecond)
-		case duringBurst:
-			delay = s.between(0, answerSpan)
-		default:
-			delay = s.between(100*time.Millisecond, 1500*time.Millisecond)
-		}
-		time.Sleep(time.Until(burstAt.Add(delay)))
-		victim.Kill()
-		killAt := time.Now()
-		posts.Wait()
-		reads.Wait()
-
-		if victim, err = s.cl.start(ctx, fmt.Sprintf("kill-%d", r), sv); err != nil {
+		if err := k.round(ctx, r); err != nil {
 			return err
 		}
-		readyAt := time.Now()
-		var ids []string
-		for _, conv := range roundConvs {
-			tids, err := u.turnsOf(ctx, victim.URL, conv)
-			if err != nil {
-				return fmt.Errorf("round %d: %w", r, err)
-			}
-			for _, id := range tids {
-				if turns[id] == nil {
-					turns[id] = &killTurn{conv: conv, killAt: killAt, fol: followers[id]}
-					order = append(order, id)
-					ids = append(ids, id)
-				}
-			}
-		}
-		pending, err := s.waitFinal(ctx, ids, readyAt.Add(5*time.Second))
-		if err != nil {
-			return err
-		}
-		for id, row := range pending {
-			late[id] = row
-		}
-		s.progress("kill %d/%d (%s): %d turn requests, kill -9 %s after the burst, restart ready in %s; %d turns, %d not final 5 s after the restart",
-			r, cfg.KillRounds, modeNames[mode], n, ms(delay), ms(readyAt.Sub(killAt)), len(ids), len(pending))
 	}
 
 	s.progress("kill: waiting up to %s for the turns left behind", cfg.KillSettle)
-	never, err := s.waitFinal(ctx, order, time.Now().Add(cfg.KillSettle))
+	var f killFindings
+	if f.never, err = s.waitFinal(ctx, k.order, time.Now().Add(cfg.KillSettle)); err != nil {
+		return err
+	}
+	if f.killed, f.ttt, err = k.killedTurns(ctx); err != nil {
+		return err
+	}
+	api := u.api(k.victim.URL)
+	f.refusing, f.refusingWhy = k.refusingConversations(ctx, api, f.never)
+	if f.audit, err = k.auditTurns(ctx, api); err != nil {
+		return err
+	}
+	k.report(f)
+	return nil
+}
+
+// killRun is the kill scenario's state across its rounds.
+type killRun struct {
+	s          *suite
+	u          user
+	sv         serve
+	victim     *replica      // the replica of the current round
+	answerSpan time.Duration // how long a burst takes to be answered without a fault
+
+	turns            map[string]*killTurn
+	order            []string           // the ids of turns, in the order found
+	convs            []string           // every conversation of every round
+	posted, answered int                // turn requests sent, and answered 202 before the kill
+	late             map[string]turnRow // not final 5 s after the restart
+	modes            [killModes]int     // rounds of each kill mode
+}
+
+// killFindings is what the checks after the last round found.
+type killFindings struct {
+	never       map[string]turnRow // still not final after KillSettle
+	killed      int                // turns not final when their replica died
+	ttt         []time.Duration    // from the kill to the terminal state, of those that reached it
+	refusing    int                // conversations answering 409 to a new turn
+	refusingWhy map[string]int
+	audit       killAudit
+}
+
+// killAudit is what the tool-call and follower checks of every turn found.
+type killAudit struct {
+	rowsNoEvents, disagree, lost, checked int
+	rowsNoEventsEx, disagreeEx, lostEx    []string
+}
+
+// round runs kill round r: a burst of turn requests, kill -9 at the
+// round's mode, a restart, and the wait for the turns found to be final.
+func (k *killRun) round(ctx context.Context, r int) error {
+	s, cfg := k.s, k.s.cfg
+	mode := (r - 1) % killModes
+	k.modes[mode]++
+	n := cfg.KillBurst
+	if mode == randomPoint {
+		n = max(2, cfg.KillBurst/2)
+	}
+	api := k.u.api(k.victim.URL)
+	roundConvs, err := createConversations(ctx, api, n)
 	if err != nil {
 		return err
 	}
-	rows, err := s.cl.turnRows(ctx, order)
+	k.convs = append(k.convs, roundConvs...)
+
+	b := k.burst(ctx, api, roundConvs)
+	k.posted += n
+	delay := k.killDelay(mode)
+	time.Sleep(time.Until(b.at.Add(delay)))
+	k.victim.Kill()
+	killAt := time.Now()
+	b.wait()
+	k.answered += b.answered
+
+	if k.victim, err = s.cl.start(ctx, fmt.Sprintf("kill-%d", r), k.sv); err != nil {
+		return err
+	}
+	readyAt := time.Now()
+	ids, err := k.findTurns(ctx, r, roundConvs, killAt, b.followers)
 	if err != nil {
 		return err
+	}
+	pending, err := s.waitFinal(ctx, ids, readyAt.Add(5*time.Second))
+	if err != nil {
+		return err
+	}
+	for id, row := range pending {
+		k.late[id] = row
+	}
+	s.progress("kill %d/%d (%s): %d turn requests, kill -9 %s after the burst, restart ready in %s; %d turns, %d not final 5 s after the restart",
+		r, cfg.KillRounds, modeNames[mode], n, ms(delay), ms(readyAt.Sub(killAt)), len(ids), len(pending))
+	return nil
+}
+
+// createConversations creates n conversations in parallel, which also
+// leaves one open connection per request of the burst that follows, so
+// that the burst reaches the server at once.
+func createConversations(ctx context.Context, api *client.Client, n int) ([]string, error) {
+	convs := make([]string, n)
+	var created sync.WaitGroup
+	var createErr error
+	var mu sync.Mutex
+	for i := range convs {
+		created.Add(1)
+		go func() {
+			defer created.Done()
+			c, err := api.CreateConversation(ctx, "faults")
+			mu.Lock()
+			convs[i] = c.ID
+			if err != nil {
+				createErr = err
+			}
+			mu.Unlock()
+		}()
+	}
+	created.Wait()
+	return convs, createErr
+}
+
+// killBurst is one burst of turn requests and the followers of the turns
+// whose requests were answered.
+type killBurst struct {
+	at           time.Time // when the burst was sent
+	posts, reads sync.WaitGroup
+	mu           sync.Mutex
+	answered     int
+	followers    map[string]*follower // by turn id
+}
+
+// burst posts a turn in each conversation of convs, at once, and has a
+// follower read each turn whose request is answered, until the replica
+// dies.
+func (k *killRun) burst(ctx context.Context, api *client.Client, convs []string) *killBurst {
+	b := &killBurst{followers: map[string]*follower{}}
+	base := k.victim.URL
+	b.at = time.Now()
+	for _, conv := range convs {
+		b.posts.Add(1)
+		go func() {
+			defer b.posts.Done()
+			ti, err := api.PostTurn(ctx, conv, k.s.prompt(), "")
+			if err != nil {
+				return
+			}
+			f := &follower{u: k.u, turnID: ti.Turn.ID}
+			b.mu.Lock()
+			b.answered++
+			b.followers[ti.Turn.ID] = f
+			b.mu.Unlock()
+			b.reads.Add(1)
+			go func() {
+				defer b.reads.Done()
+				_, _ = f.connect(ctx, base) // ends when the replica dies
+			}()
+		}()
+	}
+	return b
+}
+
+// wait waits for every request of the burst and every follower to end.
+func (b *killBurst) wait() {
+	b.posts.Wait()
+	b.reads.Wait()
+}
+
+// killDelay is when, after a burst, the kill of a round of mode lands.
+func (k *killRun) killDelay(mode int) time.Duration {
+	switch mode {
+	case afterBurst:
+		return k.s.between(0, 30*time.Millisecond)
+	case duringBurst:
+		return k.s.between(0, k.answerSpan)
+	}
+	return k.s.between(100*time.Millisecond, 1500*time.Millisecond)
+}
+
+// findTurns lists, on the restarted replica, the turns of a round's
+// conversations (those whose request got no answer too), records the new
+// ones and returns their ids.
+func (k *killRun) findTurns(ctx context.Context, r int, convs []string, killAt time.Time, followers map[string]*follower) ([]string, error) {
+	var ids []string
+	for _, conv := range convs {
+		tids, err := k.u.turnsOf(ctx, k.victim.URL, conv)
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", r, err)
+		}
+		for _, id := range tids {
+			if k.turns[id] == nil {
+				k.turns[id] = &killTurn{conv: conv, killAt: killAt, fol: followers[id]}
+				k.order = append(k.order, id)
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// killedTurns counts the turns not final when their replica died, and
+// returns the time from the kill to the terminal state of those that
+// reached it.
+func (k *killRun) killedTurns(ctx context.Context) (int, []time.Duration, error) {
+	rows, err := k.s.cl.turnRows(ctx, k.order)
+	if err != nil {
+		return 0, nil, err
 	}
 	var ttt []time.Duration
 	killed := 0
-	for _, id := range order {
-		kt, row := turns[id], rows[id]
+	for _, id := range k.order {
+		kt, row := k.turns[id], rows[id]
 		if row.Finished == nil || row.Finished.After(kt.killAt) {
 			killed++ // not final when its replica died
 			if row.Finished != nil {
@@ -181,16 +270,20 @@ func (s *suite) kill(ctx context.Context) error {
 			}
 		}
 	}
+	return killed, ttt, nil
+}
 
-	// A conversation whose turn is final takes a new one.
-	api := u.api(victim.URL)
+// refusingConversations posts a new turn in every conversation, which one
+// whose turn is final takes, and counts those answering 409, by why their
+// turns are not final (never holds those).
+func (k *killRun) refusingConversations(ctx context.Context, api *client.Client, never map[string]turnRow) (int, map[string]int) {
 	refusing, refusingWhy := 0, map[string]int{}
-	for _, conv := range convs {
+	for _, conv := range k.convs {
 		ti, err := api.PostTurn(ctx, conv, "Are you there?", "")
 		if statusOf(err) == 409 {
 			refusing++
-			for _, tid := range order {
-				if turns[tid].conv == conv {
+			for _, tid := range k.order {
+				if k.turns[tid].conv == conv {
 					if row, ok := never[tid]; ok {
 						refusingWhy[reasonKey(row)]++
 					}
@@ -201,63 +294,77 @@ func (s *suite) kill(ctx context.Context) error {
 			_, _ = api.CancelTurn(ctx, ti.Turn.ID)
 		}
 	}
+	return refusing, refusingWhy
+}
 
-	// Tool-call rows, event log and content agree; followers' events are in
-	// the log.
-	var rowsNoEvents, disagree, lost, checked int
-	var rowsNoEventsEx, disagreeEx, lostEx []string
-	for _, id := range order {
-		kt := turns[id]
-		st, err := api.GetTurn(ctx, id)
-		if err != nil {
-			return err
-		}
-		var log []frame
-		if st.Turn.LastSeq > 0 { // a turn that never logged an event has an empty log
-			if log, err = u.log(ctx, victim.URL, id, st.Turn.LastSeq, 5*time.Second); err != nil {
-				return fmt.Errorf("reading the log of %s: %w", id, err)
-			}
-		}
-		a := auditToolCalls(st, log)
-		rowsNoEvents += len(a.rowsWithoutEvents)
-		for _, c := range a.rowsWithoutEvents {
-			rowsNoEventsEx = append(rowsNoEventsEx, fmt.Sprintf("turn %s call %s", id, c))
-		}
-		disagree += len(a.disagreements)
-		for _, d := range a.disagreements {
-			disagreeEx = append(disagreeEx, fmt.Sprintf("turn %s: %s", id, d))
-		}
-		if kt.fol != nil {
-			got := kt.fol.snapshot()
-			checked += len(got)
-			m, d := compareWithLog(got, log)
-			lost += m + d
-			if m+d > 0 {
-				lostEx = append(lostEx, fmt.Sprintf("turn %s: %d missing, %d different", id, m, d))
-			}
+// auditTurns checks that every turn's tool-call rows, event log and
+// content agree, and that its follower's events are in the log.
+func (k *killRun) auditTurns(ctx context.Context, api *client.Client) (killAudit, error) {
+	var a killAudit
+	for _, id := range k.order {
+		if err := k.auditTurn(ctx, api, id, &a); err != nil {
+			return a, err
 		}
 	}
+	return a, nil
+}
 
-	r := s.report
-	r.atLeast(sc, "turns not final when their replica was killed", killed, 1, "no kill hit a turn: nothing was tested")
-	r.atMost(sc, "turns not final 5 s after the restart", len(late), 0, breakdown(late))
-	r.atMost(sc, fmt.Sprintf("turns still not final %s later", cfg.KillSettle), len(never), 0, breakdown(never))
-	r.atMost(sc, "conversations refusing a new turn (409)", refusing, 0, countsDetail(refusingWhy))
-	r.atMost(sc, "tool-call rows without their events", rowsNoEvents, 0, examples(rowsNoEventsEx))
-	r.atMost(sc, "tool calls whose row, events and content disagree", disagree, 0, examples(disagreeEx))
-	r.atMost(sc, "events received before the kill not found again identical", lost, 0, examples(lostEx))
-	r.figure(sc, "kill -9 rounds", "%d (%d %s, %d %s, %d %s)", cfg.KillRounds,
-		modes[afterBurst], modeNames[afterBurst], modes[duringBurst], modeNames[duringBurst], modes[randomPoint], modeNames[randomPoint])
-	r.figure(sc, "turn requests sent / answered 202 before the kill", "%d / %d", posted, answered)
-	r.figure(sc, "turns found / not final at the kill", "%d / %d", len(order), killed)
-	r.figure(sc, "events received by followers before the kill, checked", "%d", checked)
-	if len(ttt) == 0 {
-		r.figure(sc, "time from the kill to the terminal state, p50 / max", "— (no turn not final at the kill reached it)")
-	} else {
-		sum := bench.Summarize(ttt)
-		r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(sum.P50), ms(sum.Max), sum.N)
+// auditTurn adds to a what the checks of one turn find.
+func (k *killRun) auditTurn(ctx context.Context, api *client.Client, id string, a *killAudit) error {
+	kt := k.turns[id]
+	st, err := api.GetTurn(ctx, id)
+	if err != nil {
+		return err
+	}
+	var log []frame
+	if st.Turn.LastSeq > 0 { // a turn that never logged an event has an empty log
+		if log, err = k.u.log(ctx, k.victim.URL, id, st.Turn.LastSeq, 5*time.Second); err != nil {
+			return fmt.Errorf("reading the log of %s: %w", id, err)
+		}
+	}
+	tc := auditToolCalls(st, log)
+	a.rowsNoEvents += len(tc.rowsWithoutEvents)
+	for _, c := range tc.rowsWithoutEvents {
+		a.rowsNoEventsEx = append(a.rowsNoEventsEx, fmt.Sprintf("turn %s call %s", id, c))
+	}
+	a.disagree += len(tc.disagreements)
+	for _, d := range tc.disagreements {
+		a.disagreeEx = append(a.disagreeEx, fmt.Sprintf("turn %s: %s", id, d))
+	}
+	if kt.fol != nil {
+		got := kt.fol.snapshot()
+		a.checked += len(got)
+		m, d := compareWithLog(got, log)
+		a.lost += m + d
+		if m+d > 0 {
+			a.lostEx = append(a.lostEx, fmt.Sprintf("turn %s: %d missing, %d different", id, m, d))
+		}
 	}
 	return nil
+}
+
+// report adds the kill scenario's criteria and figures to the report.
+func (k *killRun) report(f killFindings) {
+	const sc = "kill"
+	cfg, r, a := k.s.cfg, k.s.report, f.audit
+	r.atLeast(sc, "turns not final when their replica was killed", f.killed, 1, "no kill hit a turn: nothing was tested")
+	r.atMost(sc, "turns not final 5 s after the restart", len(k.late), 0, breakdown(k.late))
+	r.atMost(sc, fmt.Sprintf("turns still not final %s later", cfg.KillSettle), len(f.never), 0, breakdown(f.never))
+	r.atMost(sc, "conversations refusing a new turn (409)", f.refusing, 0, countsDetail(f.refusingWhy))
+	r.atMost(sc, "tool-call rows without their events", a.rowsNoEvents, 0, examples(a.rowsNoEventsEx))
+	r.atMost(sc, "tool calls whose row, events and content disagree", a.disagree, 0, examples(a.disagreeEx))
+	r.atMost(sc, "events received before the kill not found again identical", a.lost, 0, examples(a.lostEx))
+	r.figure(sc, "kill -9 rounds", "%d (%d %s, %d %s, %d %s)", cfg.KillRounds,
+		k.modes[afterBurst], modeNames[afterBurst], k.modes[duringBurst], modeNames[duringBurst], k.modes[randomPoint], modeNames[randomPoint])
+	r.figure(sc, "turn requests sent / answered 202 before the kill", "%d / %d", k.posted, k.answered)
+	r.figure(sc, "turns found / not final at the kill", "%d / %d", len(k.order), f.killed)
+	r.figure(sc, "events received by followers before the kill, checked", "%d", a.checked)
+	if len(f.ttt) == 0 {
+		r.figure(sc, "time from the kill to the terminal state, p50 / max", "— (no turn not final at the kill reached it)")
+	} else {
+		sum := bench.Summarize(f.ttt)
+		r.figure(sc, "time from the kill to the terminal state, p50 / max", "%s / %s (of the %d turns that reached it)", ms(sum.P50), ms(sum.Max), sum.N)
+	}
 }
 
 // burstSpan sends a burst of n turn requests without a fault and returns
@@ -294,137 +401,4 @@ func (s *suite) burstSpan(ctx context.Context, u user, base string, n int) (time
 	wg.Wait()
 	_, err := s.waitFinal(ctx, ids, time.Now().Add(time.Minute))
 	return span, err
-}
-
-// waitFinal polls the database until every turn of ids is final or the
-// deadline passes, and returns the rows of those that are not.
-func (s *suite) waitFinal(ctx context.Context, ids []string, deadline time.Time) (map[string]turnRow, error) {
-	for {
-		rows, err := s.cl.turnRows(ctx, ids)
-		if err != nil && store.Unavailable(err) && time.Now().Before(deadline) {
-			// PostgreSQL restarting under the pgrestart scenario.
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		pending := map[string]turnRow{}
-		for _, id := range ids {
-			if row, ok := rows[id]; ok && !toolmark.TurnStatus(row.Status).Final() {
-				pending[id] = row
-			}
-		}
-		if len(pending) == 0 || time.Now().After(deadline) {
-			return pending, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// reasonKey groups non-final turns by why they are not final.
-func reasonKey(t turnRow) string {
-	switch {
-	case t.LeaseOwner == nil:
-		return t.Status + " with no lease"
-	case t.LeaseExpires != nil && t.LeaseExpires.After(t.Now):
-		return t.Status + " with a lease not yet expired"
-	}
-	return t.Status + " with an expired lease"
-}
-
-// breakdown says how many turns are not final for each reason.
-func breakdown(rows map[string]turnRow) string {
-	counts := map[string]int{}
-	for _, r := range rows {
-		counts[reasonKey(r)]++
-	}
-	return countsDetail(counts)
-}
-
-func countsDetail(counts map[string]int) string {
-	var parts []string
-	for k, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, k))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, "; ")
-}
-
-// examples lists a few of many failures.
-func examples(xs []string) string { return examplesOf(xs, len(xs)) }
-
-// examplesOf lists a few of total failures, xs holding some of them.
-func examplesOf(xs []string, total int) string {
-	if total > 3 && len(xs) >= 3 {
-		return strings.Join(xs[:3], "; ") + fmt.Sprintf("; … %d in all", total)
-	}
-	return strings.Join(xs, "; ")
-}
-
-// audit is what auditToolCalls found in one turn.
-type audit struct {
-	rowsWithoutEvents []string // ids of tool-call rows the log never started
-	disagreements     []string
-}
-
-// auditToolCalls compares a turn's tool-call rows (GET /api/turns/{id}) and
-// the tags of its content with its event log. Every row needs a
-// tool_call_started event; in a final turn every call's row, its last event
-// and its tag in the content must agree on a final status.
-func auditToolCalls(st client.TurnState, log []frame) audit {
-	var a audit
-	started := map[string]bool{}
-	status := map[string]string{}
-	for _, f := range log {
-		switch f.Type {
-		case toolmark.EventToolCallStarted, toolmark.EventToolCallDelta, toolmark.EventToolCallRunning,
-			toolmark.EventToolCallSuccess, toolmark.EventToolCallError:
-			var e struct {
-				Data toolmark.ToolCallData `json:"data"`
-			}
-			if json.Unmarshal([]byte(f.Data), &e) != nil || e.Data.ToolCallID == "" {
-				continue
-			}
-			if f.Type == toolmark.EventToolCallStarted {
-				started[e.Data.ToolCallID] = true
-			}
-			if e.Data.Status != "" {
-				status[e.Data.ToolCallID] = e.Data.Status
-			}
-		}
-	}
-	rows := map[string]string{}
-	for _, c := range st.ToolCalls {
-		rows[c.ID] = c.Status
-		if !started[c.ID] {
-			a.rowsWithoutEvents = append(a.rowsWithoutEvents, fmt.Sprintf("%s (row %s)", c.ID, c.Status))
-		}
-	}
-	if !st.Turn.Status.Final() {
-		return a
-	}
-	tags := map[string]string{}
-	for _, tc := range toolcallmarkup.Parse(st.Content) {
-		tags[tc.ID] = string(tc.Status)
-	}
-	for id := range started {
-		row, hasRow := rows[id]
-		switch {
-		case !hasRow:
-			a.disagreements = append(a.disagreements, fmt.Sprintf("call %s in the log has no row", id))
-		case row != status[id]:
-			a.disagreements = append(a.disagreements, fmt.Sprintf("call %s: row %s, log %s", id, row, status[id]))
-		case !toolcallmarkup.Status(row).Final():
-			a.disagreements = append(a.disagreements, fmt.Sprintf("call %s is %s in a final turn", id, row))
-		}
-		if tag, ok := tags[id]; !ok || tag != status[id] {
-			a.disagreements = append(a.disagreements, fmt.Sprintf("call %s: tag %q, log %s", id, tag, status[id]))
-		}
-	}
-	return a
 }

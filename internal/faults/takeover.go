@@ -64,108 +64,148 @@ func waitFor(ctx context.Context, deadline time.Time, cond func() bool) bool {
 // the first event written after it: the terminal event of a turn finalised
 // elsewhere, or the next event of a turn that goes on elsewhere.
 func (s *suite) takeover(ctx context.Context) error {
-	const sc = "takeover"
 	cfg := s.cfg
 	sv := serve{pace: 40 * time.Millisecond, grace: quickStop}
-	u, reps, err := s.setup(ctx, sc, sv, "takeover-a0", "takeover-b")
+	u, reps, err := s.setup(ctx, "takeover", sv, "takeover-a0", "takeover-b")
 	if err != nil {
 		return err
 	}
-	a, b := reps[0], reps[1]
-	var times []time.Duration
-	timedOut, finishedBefore := 0, 0
-	how := map[string]int{}
+	t := &takeoverRun{s: s, u: u, a: reps[0], b: reps[1], how: map[string]int{}}
 	for r := 1; r <= cfg.TakeoverRounds; r++ {
-		fctx, stop := context.WithCancel(ctx)
-		var fs []*follower
-		for i := 0; i < cfg.TakeoverTurns; i++ {
-			_, id, err := u.startTurn(ctx, a.URL, s.longPrompt())
-			if err != nil {
-				stop()
-				return err
-			}
-			f := &follower{u: u, turnID: id}
-			fs = append(fs, f)
-			go followLoop(fctx, f, b.URL, nil)
+		if err := t.round(ctx, r); err != nil {
+			return err
 		}
-		waitFor(ctx, time.Now().Add(15*time.Second), func() bool {
-			for _, f := range fs {
-				if !inProgress(f) && !f.isDone() {
-					return false
-				}
-			}
-			return true
-		})
-		time.Sleep(s.between(0, time.Second))
-		a.Kill()
-		killAt := time.Now()
-		deadline := killAt.Add(cfg.TakeoverTimeout)
-		found := make([]*frame, len(fs))
-		waitFor(ctx, deadline, func() bool {
-			all := true
-			for i, f := range fs {
-				if found[i] != nil {
-					continue
-				}
-				for _, fr := range f.snapshot() {
-					if fr.Time.After(killAt) || fr.Type.Terminal() {
-						fr := fr
-						found[i] = &fr
-						break
-					}
-				}
-				if found[i] == nil {
-					all = false
-				}
-			}
-			return all
-		})
-		// How each turn went on: wait for its terminal event too.
-		waitFor(ctx, deadline, func() bool {
-			for _, f := range fs {
-				if !f.isDone() {
-					return false
-				}
-			}
-			return true
-		})
-		stop()
-		var line []string
-		for i := range fs {
-			fr := found[i]
-			switch {
-			case fr == nil:
-				timedOut++
-				times = append(times, cfg.TakeoverTimeout)
-				line = append(line, "not taken over")
-			case !fr.Time.After(killAt):
-				finishedBefore++
-				line = append(line, "ended before the kill")
-			default:
-				d := fr.At.Sub(killAt)
-				times = append(times, d)
-				how[takeoverHow(fs[i].snapshot(), killAt)]++
-				line = append(line, ms(d))
-			}
-		}
-		s.progress("takeover %d/%d: %d turns on the killed replica: %v", r, cfg.TakeoverRounds, len(fs), line)
-		if a, err = s.cl.start(ctx, fmt.Sprintf("takeover-a%d", r), sv); err != nil {
+		if t.a, err = s.cl.start(ctx, fmt.Sprintf("takeover-a%d", r), sv); err != nil {
 			return err
 		}
 	}
-	rp := s.report
-	rp.atLeast(sc, "turns running on the replica when it was killed", len(times), 1, fmt.Sprintf("all %d turns ended before the kill: nothing was tested", finishedBefore))
-	sum := bench.Summarize(times)
+	t.report()
+	return nil
+}
+
+// takeoverRun is the takeover scenario's state across its rounds: a, the
+// replica killed in each round, b, the one serving the followers, and what
+// was measured.
+type takeoverRun struct {
+	s    *suite
+	u    user
+	a, b *replica
+
+	times                    []time.Duration // from the kill to the first event after it
+	timedOut, finishedBefore int
+	how                      map[string]int // how turns went on
+}
+
+// round starts TakeoverTurns turns on a, followed through b, kills a
+// once they are under way, and records when each went on.
+func (t *takeoverRun) round(ctx context.Context, r int) error {
+	s, cfg := t.s, t.s.cfg
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var fs []*follower
+	for i := 0; i < cfg.TakeoverTurns; i++ {
+		_, id, err := t.u.startTurn(ctx, t.a.URL, s.longPrompt())
+		if err != nil {
+			return err
+		}
+		f := &follower{u: t.u, turnID: id}
+		fs = append(fs, f)
+		go followLoop(fctx, f, t.b.URL, nil)
+	}
+	waitFor(ctx, time.Now().Add(15*time.Second), func() bool {
+		for _, f := range fs {
+			if !inProgress(f) && !f.isDone() {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(s.between(0, time.Second))
+	t.a.Kill()
+	killAt := time.Now()
+	deadline := killAt.Add(cfg.TakeoverTimeout)
+	found := firstEventsAfter(ctx, fs, killAt, deadline)
+	// How each turn went on: wait for its terminal event too.
+	waitFor(ctx, deadline, func() bool {
+		for _, f := range fs {
+			if !f.isDone() {
+				return false
+			}
+		}
+		return true
+	})
+	stop()
+	line := t.record(fs, found, killAt)
+	s.progress("takeover %d/%d: %d turns on the killed replica: %v", r, cfg.TakeoverRounds, len(fs), line)
+	return nil
+}
+
+// firstEventsAfter waits until the deadline for each follower's first
+// event written after the kill, or its terminal event, and returns them
+// (nil for a follower that got none).
+func firstEventsAfter(ctx context.Context, fs []*follower, killAt, deadline time.Time) []*frame {
+	found := make([]*frame, len(fs))
+	waitFor(ctx, deadline, func() bool {
+		all := true
+		for i, f := range fs {
+			if found[i] != nil {
+				continue
+			}
+			for _, fr := range f.snapshot() {
+				if fr.Time.After(killAt) || fr.Type.Terminal() {
+					fr := fr
+					found[i] = &fr
+					break
+				}
+			}
+			if found[i] == nil {
+				all = false
+			}
+		}
+		return all
+	})
+	return found
+}
+
+// record adds a round's turns to the measures and returns what each
+// showed, for the progress line.
+func (t *takeoverRun) record(fs []*follower, found []*frame, killAt time.Time) []string {
+	var line []string
+	for i := range fs {
+		fr := found[i]
+		switch {
+		case fr == nil:
+			t.timedOut++
+			t.times = append(t.times, t.s.cfg.TakeoverTimeout)
+			line = append(line, "not taken over")
+		case !fr.Time.After(killAt):
+			t.finishedBefore++
+			line = append(line, "ended before the kill")
+		default:
+			d := fr.At.Sub(killAt)
+			t.times = append(t.times, d)
+			t.how[takeoverHow(fs[i].snapshot(), killAt)]++
+			line = append(line, ms(d))
+		}
+	}
+	return line
+}
+
+// report adds the takeover scenario's criteria and figures to the report.
+func (t *takeoverRun) report() {
+	const sc = "takeover"
+	cfg, rp := t.s.cfg, t.s.report
+	rp.atLeast(sc, "turns running on the replica when it was killed", len(t.times), 1, fmt.Sprintf("all %d turns ended before the kill: nothing was tested", t.finishedBefore))
+	sum := bench.Summarize(t.times)
 	p50, mx := sum.P50, sum.Max
 	rp.check(sc, "time from kill -9 to the turn's terminal event or continuation elsewhere, p50", p50 <= time.Second,
-		ms(p50), "≤ 1000 ms", fmt.Sprintf("%d turns; first event after the kill: %s", len(times), countsDetail(how)))
+		ms(p50), "≤ 1000 ms", fmt.Sprintf("%d turns; first event after the kill: %s", len(t.times), countsDetail(t.how)))
 	late := ""
-	if timedOut > 0 {
-		late = fmt.Sprintf("%d turns not taken over within %s", timedOut, cfg.TakeoverTimeout)
+	if t.timedOut > 0 {
+		late = fmt.Sprintf("%d turns not taken over within %s", t.timedOut, cfg.TakeoverTimeout)
 	}
 	rp.check(sc, "same, max", mx <= 2*time.Second, ms(mx), "≤ 2000 ms", late)
-	rp.figure(sc, "rounds / turns killed", "%d / %d (%d ended before the kill, not counted)", cfg.TakeoverRounds, len(times), finishedBefore)
-	return nil
+	rp.figure(sc, "rounds / turns killed", "%d / %d (%d ended before the kill, not counted)", cfg.TakeoverRounds, len(t.times), t.finishedBefore)
 }
 
 // takeoverHow says how a turn went on after its replica was killed:

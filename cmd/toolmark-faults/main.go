@@ -1,11 +1,11 @@
-// Command faults runs toolmark's fault-injection suite (package
+// Command toolmark-faults runs toolmark's fault-injection suite (package
 // internal/faults) against `toolmark serve` processes and prints a progress
 // line per step, then a table of the criteria and figures. It exits with
 // status 1 when a criterion fails and 2 when the suite cannot run.
 //
-//	go run ./internal/faults/cmd --preset short       # what CI runs
-//	go run ./internal/faults/cmd --preset full        # make faults
-//	go run ./internal/faults/cmd --only kill --kill-rounds 10
+//	go run ./cmd/toolmark-faults --preset short       # what CI runs
+//	go run ./cmd/toolmark-faults --preset full        # make faults
+//	go run ./cmd/toolmark-faults --only kill --kill-rounds 10
 package main
 
 import (
@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // docCommand is the command that repeats a run: the flags that set what it
 // does, and its seed; not those about files and output.
 func docCommand(fs *flag.FlagSet, seed uint64) string {
-	parts := []string{"go run ./internal/faults/cmd"}
+	parts := []string{"go run ./cmd/toolmark-faults"}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "bin", "work-dir", "keep", "write-doc", "doc-section", "doc-label", "seed", "database-url":
