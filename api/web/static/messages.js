@@ -55,7 +55,7 @@ export class MessageList {
   finishAnswer(art, m, error = '') {
     art.dataset.status = m.status;
     art.append(make('p', { className: 'message__note' }, error));
-    if (m.todos && m.todos.length) art.append(newPlan(m.todos));
+    if (m.todos && m.todos.length) art.append(newPlan(m.todos, m.status));
     const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
     copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
     // .message__actions is where the actions on an answer go.
