@@ -144,6 +144,17 @@ func TestBrowserDetails(t *testing.T) {
 	runScript(t, "details.mjs", srv.URL)
 }
 
+// TestBrowserActions: Retry (a stopped answer, whose plan does not claim
+// to be done), Regenerate, Edit (Esc cancels), Rename, Export (Markdown and
+// JSON) and Search (snippets, Esc clears), pressed by their accessible
+// names at 1200 px and 375 px; each checked through the API and on screen,
+// and each new turn followed live as after a send.
+func TestBrowserActions(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	runScript(t, "actions.mjs", srv.URL)
+}
+
 // TestBrowserMarkdown: an answer of a real streaming model (a local
 // OpenAI-compatible service) with a task list, LaTeX and a mermaid block:
 // checkboxes, KaTeX under the page's Content-Security-Policy with the
