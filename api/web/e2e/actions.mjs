@@ -35,26 +35,45 @@ const currentId = (page) => page.evaluate(() => decodeURIComponent(location.hash
 
 /**
  * startsLive presses the control `name` and checks that the page follows
- * the new turn as after a send: the question is shown at once, the live
- * answer appears with the server's first status words, Stop shows, and the
- * turn is the one the server started. It returns the new turn's id.
+ * the new turn as after a send: when the live answer appears, the question
+ * is shown above it in place of the replaced ones, Stop shows, the first
+ * status is the server's; the turn is a new one. It returns its id.
  */
 async function startsLive(page, name, question, thinking) {
   await page.evaluate(recordLive);
+  await page.evaluate(() => {
+    // What the page showed when the live answer first appeared (a fast
+    // model may finish before a poll would see it).
+    window.__first = null;
+    const seen = new MutationObserver(() => {
+      const live = document.querySelector('.message--live');
+      if (!live || window.__first) return;
+      const arts = [...document.querySelectorAll('#messages > .message')];
+      const q = live.previousElementSibling;
+      window.__first = {
+        turnId: live.dataset.turnId, count: arts.length, last: arts.at(-1) === live,
+        question: q && q.classList.contains('message--user') ? q.querySelector('.message__body').textContent : null,
+        stop: !document.querySelector('#stop').hidden, send: !document.querySelector('#send').hidden,
+      };
+      seen.disconnect();
+    });
+    seen.observe(document.body, { subtree: true, childList: true });
+  });
   const before = await shown(page);
   await button(page, name).click();
-  await page.waitForSelector('.message--live', { timeout: 15000 });
-  const now = await shown(page);
-  assert(now.length === before.length, `${name}: the replaced question and answer give way to the new ones: ${JSON.stringify(now)}`);
-  assert(now.at(-2).role === 'user' && now.at(-2).text === question, `${name}: the question shows at once: ${JSON.stringify(now.at(-2))}`);
-  assert(now.at(-1).live, `${name}: the answer is followed live`);
-  assert(await page.isVisible('#stop'), `${name}: Stop shows while the new answer is written`);
-  const turnId = now.at(-1).turnId;
+  await page.waitForFunction(() => window.__first, null, { timeout: 15000 });
+  const first = await page.evaluate(() => window.__first);
+  assert(first.count === before.length && first.last, `${name}: the replaced question and answer give way to the new ones: ${JSON.stringify(first)}`);
+  assert(first.question === question, `${name}: the question shows with the live answer: ${JSON.stringify(first)}`);
+  assert(first.stop && !first.send, `${name}: Stop shows while the new answer is written`);
+  const turnId = first.turnId;
   assert(turnId && turnId !== before.at(-1).turnId, `${name}: a new turn: ${turnId}`);
   await waitTurnEnd(page, 60000);
   const live = await page.evaluate(() => window.__live);
   assert(live.turnId === turnId, `${name}: the live answer was the new turn's`);
   assert(live.bubbles[0] === thinking, `${name}: the first status is the server's ${JSON.stringify(thinking)}: ${JSON.stringify(live.bubbles)}`);
+  const now = await shown(page);
+  assert(now.length === before.length && now.at(-1).turnId === turnId && now.at(-2).text === question, `${name}: the new question and answer are shown: ${JSON.stringify(now)}`);
   return turnId;
 }
 
@@ -239,14 +258,48 @@ async function download(page, name) {
   return { name: d.suggestedFilename(), text };
 }
 
+/**
+ * failedAnswer: a model that fails once (TOOLMARK_ACTIONS=failed; the
+ * server's model answers 401, then an answer): the failed answer says why
+ * and offers Retry, which answers it.
+ */
+async function failedAnswer(page, { phone, prefix }) {
+  const { texts } = await getJSON(page, '/api/info');
+  await ask(page, 'What is a lease?');
+  await waitTurnEnd(page, 60000);
+  const id = await currentId(page);
+  const failed = (await shown(page)).at(-1);
+  assert(failed.status === 'failed', 'the answer failed: ' + JSON.stringify(failed));
+  const note = await page.textContent('.message--assistant:last-of-type .message__note');
+  const { turn: stored, html } = await getJSON(page, '/api/turns/' + failed.turnId);
+  assert(note && note === stored.error, `the failed answer says why, in the server's words: ${JSON.stringify(note)} vs ${JSON.stringify(stored.error)}`);
+  assert(html || await page.isHidden('.message--assistant:last-of-type .message__body'), 'an answer that failed before its first word shows no empty box');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.waitForSelector('.message--assistant');
+  assert(html || await page.isHidden('.message--assistant:last-of-type .message__body'), 'nor after a reload');
+  assert(await button(page, 'Retry').isVisible() && await button(page, 'Regenerate').count() === 0, 'a failed answer offers Retry');
+  if (phone) await checkPhone(page, 'failed');
+  await shot(page, prefix + '-failed');
+  const retried = await startsLive(page, 'Retry', 'What is a lease?', texts.thinking);
+  const api = await conversation(page, id);
+  assert(api.messages.length === 2 && api.messages[1].turnId === retried && api.messages[1].status === 'complete', 'the retried answer completed');
+  assert(api.replaced.some((m) => m.turnId === failed.turnId && m.replacedBy === retried), 'the failed answer is an earlier version');
+  assert((await page.textContent('.message--assistant:last-of-type .message__body')).includes('A lease is'), 'the new answer shows');
+  assert(await page.isHidden('.message--assistant:last-of-type .message__note'), 'no error is left on it');
+  await shot(page, prefix + '-failed-retried');
+}
+
+const flow = process.env.TOOLMARK_ACTIONS === 'failed' ? failedAnswer : everyAction;
+
 await run('actions', async (browser) => {
   const { page, problems } = await openPage(browser, { acceptDownloads: true });
-  await everyAction(page, { phone: false, prefix: 'x' });
+  await flow(page, { phone: false, prefix: 'x' });
   noProblems(problems);
 });
 
 await run('actions-phone', async (browser) => {
   const { page, problems } = await openPage(browser, { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true, acceptDownloads: true });
-  await everyAction(page, { phone: true, prefix: 'xm' });
+  await flow(page, { phone: true, prefix: 'xm' });
   noProblems(problems);
 });

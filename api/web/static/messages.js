@@ -46,6 +46,7 @@ export class MessageList {
       return art;
     }
     body.classList.add('markdown');
+    body.classList.toggle('message__body--empty', !m.html); // an answer that failed before its first word
     body.append(...parseHTML(m.html || '')); // rendered and sanitised by the server
     decorate(body);
     this.finishAnswer(art, m);
