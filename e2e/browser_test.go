@@ -144,6 +144,30 @@ func TestBrowserDetails(t *testing.T) {
 	runScript(t, "details.mjs", srv.URL)
 }
 
+// TestBrowserActions: Retry (a stopped answer, whose plan does not claim
+// to be done), Regenerate, Edit (Esc cancels), Rename, Export (Markdown and
+// JSON) and Search (snippets, Esc clears), pressed by their accessible
+// names at 1200 px and 375 px; each checked through the API and on screen,
+// and each new turn followed live as after a send.
+// With a model that fails once per question, a failed answer offers
+// Retry, which answers it.
+func TestBrowserActions(t *testing.T) {
+	needBrowser(t)
+	t.Run("every action", func(t *testing.T) {
+		srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+		runScript(t, "actions.mjs", srv.URL)
+	})
+	t.Run("failed answer", func(t *testing.T) {
+		fail := fp.Reply{Status: 401}
+		answer := fp.Reply{Text: []string{"A lease is ", "a time-limited claim on a turn."}}
+		model := fp.Start(t, fp.OpenAI, fail, answer, fail, answer)
+		srv := testserver.Start(t, testserver.Options{Model: &app.ModelConfig{
+			Provider: "openai", BaseURL: model.BaseURL(), APIKey: fp.APIKey, Name: "gpt-4o-mini",
+		}})
+		runScript(t, "actions.mjs", srv.URL, "TOOLMARK_ACTIONS=failed")
+	})
+}
+
 // TestBrowserMarkdown: an answer of a real streaming model (a local
 // OpenAI-compatible service) with a task list, LaTeX and a mermaid block:
 // checkboxes, KaTeX under the page's Content-Security-Policy with the

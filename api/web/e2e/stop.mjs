@@ -55,7 +55,7 @@ await run('stop', async (browser) => {
   assert(plan.length > 0, 'the plan shows after the reload');
   assert(!plan.includes('in_progress') && !plan.includes('pending'), 'no item in progress after the reload: ' + JSON.stringify(plan));
   assert(plan.includes('cancelled'), 'unfinished items show cancelled: ' + JSON.stringify(plan));
-  assert(/^\d+\/\d+ done$/.test(await page.textContent('.message--assistant .todos__count')), 'the plan counts what is done');
+  assert(/^Stopped · \d+ of \d+ done$/.test(await page.textContent('.message--assistant .todos__count')), 'the plan counts what is done, and says it stopped');
   // It is folded, and opens.
   assert(!(await page.isVisible('.message--assistant .todos__list')), 'the finished plan is folded');
   await page.click('.message--assistant .todos summary');

@@ -59,7 +59,16 @@ export const api = {
     if (after) q.set('after', after);
     return request('GET', '/api/conversations?' + q);
   },
+  /** search returns a page of the conversations holding q, each with a snippet: {conversations, next}. */
+  search: (q, after = '') => {
+    const p = new URLSearchParams({ q, limit: String(PAGE) });
+    if (after) p.set('after', after);
+    return request('GET', '/api/conversations?' + p);
+  },
   conversation: (id) => request('GET', '/api/conversations/' + enc(id)),
+  rename: (id, title) => request('PATCH', '/api/conversations/' + enc(id), { title }),
+  /** exportURL is the conversation as a download: format "markdown" or "json". */
+  exportURL: (id, format) => '/api/conversations/' + enc(id) + '/export?format=' + enc(format),
   createConversation: (title) => request('POST', '/api/conversations', title ? { title } : {}),
   deleteConversation: (id) => request('DELETE', '/api/conversations/' + enc(id)),
 
@@ -68,6 +77,15 @@ export const api = {
     request('POST', '/api/conversations/' + enc(conversationId) + '/turns', { content }, { 'Idempotency-Key': key }),
   turn: (id) => request('GET', '/api/turns/' + enc(id)),
   cancelTurn: (id) => request('POST', '/api/turns/' + enc(id) + '/cancel', {}),
+
+  /**
+   * retry (a failed, stopped or interrupted answer), regenerate (a finished
+   * one) and edit (a question) start a turn in place of the conversation's
+   * tail: {turn, eventsUrl}.
+   */
+  retry: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/retry', {}, { 'Idempotency-Key': key }),
+  regenerate: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/regenerate', {}, { 'Idempotency-Key': key }),
+  edit: (messageId, content, key) => request('POST', '/api/messages/' + enc(messageId) + '/edit', { content }, { 'Idempotency-Key': key }),
 
   /** renderURL is the turn's stream of render frames (the page's only stream). */
   renderURL: (turnId) => '/api/turns/' + enc(turnId) + '/events?render=html',

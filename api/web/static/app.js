@@ -1,7 +1,9 @@
 // app.js — the toolmark page: wires the API client (api.js), the sidebar
 // (sidebar.js), the composer (composer.js), the message list
-// (messages.js), the plan (plan.js) and the turn followed live
-// (liveturn.js), and routes by the URL's fragment (#conversation-id).
+// (messages.js), the plan (plan.js), the turn followed live
+// (liveturn.js), the actions on the last question and answer (actions.js),
+// the header's Rename and Export (titlebar.js) and the sidebar's search
+// (search.js), and routes by the URL's fragment (#conversation-id).
 //
 // Every answer, stored or streaming, is HTML rendered and sanitised by the
 // server (package markdown); status texts, titles and errors are the
@@ -10,13 +12,16 @@
 
 import { api, newKey, sleep, backoff } from './api.js';
 import { $, announce, showError } from './dom.js';
+import { MessageActions } from './actions.js';
 import { Composer } from './composer.js';
 import { onAnswerClick } from './decorate.js';
 import { LiveTurn } from './liveturn.js';
 import { MessageList } from './messages.js';
 import { PinnedPlan } from './plan.js';
 import { ScrollKeeper } from './scroll.js';
+import { SidebarSearch } from './search.js';
 import { Sidebar } from './sidebar.js';
+import { TitleBar } from './titlebar.js';
 
 function setHash(id) {
   const want = id ? '#' + encodeURIComponent(id) : '';
@@ -37,6 +42,15 @@ class App {
       app: this.els.app, list: $('#conversation-list'), more: $('#more-conversations'), menu: $('#menu'),
       scrim: $('#scrim'), main: this.els.main, onDelete: (id) => this.deleteConversation(id),
     });
+    this.search = new SidebarSearch({
+      input: $('#search'), browse: $('#browse'), results: $('#search-results'), more: $('#more-results'), status: $('#search-status'),
+    }, () => this.sidebar.close(true));
+    this.titleBar = new TitleBar({
+      title: this.els.title, tools: $('#conversation-tools'), rename: $('#rename'), form: $('#rename-form'),
+      input: $('#rename-input'), cancel: $('#rename-cancel'), exportBtn: $('#export'), menu: $('#export-menu'),
+      markdown: $('#export-markdown'), json: $('#export-json'),
+    }, () => this.sidebar.load().catch(() => {}));
+    this.actions = new MessageActions({ area: this.els.messages, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
     this.composer = new Composer({
       form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
       onSend: () => this.send(), onStop: () => this.stopTurn(),
@@ -133,8 +147,7 @@ class App {
   }
 
   setTitle(title) {
-    this.els.title.textContent = title;
-    document.title = title + ' — toolmark';
+    this.titleBar.show(this.currentId, title);
   }
 
   showEmpty(empty) {
@@ -194,6 +207,7 @@ class App {
     if (!active) {
       this.list.show(messages);
       this.plan.clear();
+      this.actions.update(true);
       return;
     }
     // The active turn's answer is followed live: the stream's first frame holds it whole.
@@ -214,6 +228,7 @@ class App {
     });
     this.composer.setBusy(true);
     this.sidebar.setRunning(this.currentId);
+    this.actions.update(false);
     this.live.start();
   }
 
@@ -237,7 +252,31 @@ class App {
     const data = await live.showStored();
     if (data && data.activeTurn && data.activeTurn.id !== live.turnId) this.showConversation(data);
     else if (data) this.setTitle(data.conversation.title || 'Untitled conversation');
+    if (!this.live) this.actions.update(true);
     this.sidebar.load().catch(() => {});
+  }
+
+  /**
+   * replaceTail shows the turn a retry, a regeneration or an edit started
+   * (data: {turn}) in place of the article from and those after it, and
+   * follows it as a message just sent; text is its question (null when it
+   * is not on the page: the conversation is read again).
+   */
+  replaceTail(from, text, data) {
+    if (data.turn.conversationId !== this.currentId || !from.isConnected || this.live) return;
+    for (let n = from, next; n; n = next) {
+      next = n.nextElementSibling;
+      n.remove();
+    }
+    if (text === null) {
+      this.select(this.currentId, { quiet: true });
+      return;
+    }
+    this.list.appendUser(text, data.turn.userMessageId);
+    this.plan.clear();
+    this.follow(data.turn.id, 0, '', this.texts.thinking);
+    // The button pressed went with its message: the focus goes to Stop, as from Send.
+    if (!document.activeElement || document.activeElement === document.body) this.composer.stop.focus();
   }
 
   async send() {
@@ -257,6 +296,7 @@ class App {
         this.currentId = created.id;
         this.loadSeq++;
         setHash(created.id);
+        this.titleBar.show(created.id, this.els.title.textContent);
         this.sidebar.load().then(() => {
           this.sidebar.setCurrent(this.currentId);
           const c = this.sidebar.conversations.find((x) => x.id === created.id);

@@ -218,7 +218,8 @@ export class LiveTurn {
         const fresh = this.list.stored(m);
         if (m.html === this.blocks.serverHTML()) {
           fresh.querySelector('.message__body').replaceWith(this.body);
-          this.body.classList.remove('live', 'message__body--empty');
+          this.body.classList.remove('live');
+          this.body.classList.toggle('message__body--empty', !m.html);
         } else if (this.end) {
           console.error('the live answer differs from the stored one');
         }

@@ -1,8 +1,8 @@
 // messages.js — the message list: stored messages as the server rendered
 // them (html), the user's own text as text, the shell a live turn streams
-// into, and the footer of each answer (Copy answer, and room for the
-// actions on an answer). Every answer's HTML is the server's; the page
-// adds only its controls (decorate.js).
+// into, and the footer of each answer (Copy answer, and the actions of
+// actions.js). Every answer's HTML is the server's; the page adds only its
+// controls (decorate.js).
 
 import { make, timeEl, copyText } from './dom.js';
 import { parseHTML } from './live.js';
@@ -39,12 +39,14 @@ export class MessageList {
     const { art, body } = this.shell(m.role, m.createdAt);
     art.dataset.messageId = m.id;
     art.dataset.status = m.status;
+    if (m.turnId) art.dataset.turnId = m.turnId;
     if (m.role === 'user') {
       body.classList.add('message__body--plain');
       body.textContent = m.content; // what the user typed, as text
       return art;
     }
     body.classList.add('markdown');
+    body.classList.toggle('message__body--empty', !m.html); // an answer that failed before its first word
     body.append(...parseHTML(m.html || '')); // rendered and sanitised by the server
     decorate(body);
     this.finishAnswer(art, m);
@@ -55,10 +57,10 @@ export class MessageList {
   finishAnswer(art, m, error = '') {
     art.dataset.status = m.status;
     art.append(make('p', { className: 'message__note' }, error));
-    if (m.todos && m.todos.length) art.append(newPlan(m.todos));
+    if (m.todos && m.todos.length) art.append(newPlan(m.todos, m.status));
     const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
     copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
-    // .message__actions is where the actions on an answer go.
+    // .message__actions is where the actions on an answer go (actions.js).
     art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy)));
   }
 

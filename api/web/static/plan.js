@@ -8,8 +8,16 @@ import { make, narrow } from './dom.js';
 
 const token = (s) => String(s || 'pending').replace(/[^a-z_]/g, '');
 
-/** fillPlan draws todos into a plan element made by newPlan (or #todos). */
-export function fillPlan(details, todos) {
+/** ENDED says how an answer that did not complete ended, by its message status. */
+const ENDED = { cancelled: 'Stopped', interrupted: 'Interrupted', failed: 'Failed' };
+
+/**
+ * fillPlan draws todos into a plan element made by newPlan (or #todos).
+ * status is the answer's, once it has ended: the count of a plan whose
+ * answer did not complete says so, since its items may all be marked done
+ * (a stop while the answer is written) although the answer is not.
+ */
+export function fillPlan(details, todos, status = '') {
   const list = todos || [];
   const items = list.map((t) => make('li', { className: 'todo todo--' + token(t.status), dataset: { status: token(t.status) } },
     make('span', { className: 'todo__mark', attrs: { 'aria-hidden': 'true' } }),
@@ -17,17 +25,19 @@ export function fillPlan(details, todos) {
     make('span', { className: 'todo__state visually-hidden' })));
   details.querySelector('.todos__list').replaceChildren(...items);
   const done = list.filter((t) => t.status === 'done').length;
-  details.querySelector('.todos__count').textContent = list.length ? `${done}/${list.length} done` : '';
+  const ended = ENDED[status];
+  const count = ended ? `${ended} · ${done} of ${list.length} done` : `${done}/${list.length} done`;
+  details.querySelector('.todos__count').textContent = list.length ? count : '';
   details.hidden = list.length === 0;
 }
 
-/** newPlan returns a folded plan for a finished answer. */
-export function newPlan(todos) {
+/** newPlan returns a folded plan for a finished answer of message status status. */
+export function newPlan(todos, status) {
   const details = make('details', { className: 'todos todos--answer' },
     make('summary', { className: 'todos__summary' },
       make('span', { className: 'todos__title' }, 'Plan'), ' ', make('span', { className: 'todos__count' })),
     make('ul', { className: 'todos__list' }));
-  fillPlan(details, todos);
+  fillPlan(details, todos, status);
   return details;
 }
 

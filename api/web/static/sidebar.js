@@ -160,7 +160,7 @@ export class Sidebar {
   /** trapTab keeps Tab and Shift+Tab inside the open drawer. */
   trapTab(e) {
     if (e.key !== 'Tab' || !this.isOpen()) return;
-    const all = [...this.drawer.querySelectorAll('a[href], button')].filter((el) => el.getClientRects().length && !el.disabled);
+    const all = [...this.drawer.querySelectorAll('a[href], button, input')].filter((el) => el.getClientRects().length && !el.disabled);
     if (!all.length) return;
     const first = all[0];
     const last = all[all.length - 1];
