@@ -185,3 +185,12 @@ func TestBrowserMarkdown(t *testing.T) {
 	}})
 	runScript(t, "markdown.mjs", srv.URL)
 }
+
+// TestBrowserPaging: a long conversation opens with its latest messages
+// and loads the earlier ones a page at a time as the reader scrolls up,
+// without moving what is shown.
+func TestBrowserPaging(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "paging.mjs", srv.URL)
+}

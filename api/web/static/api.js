@@ -66,6 +66,8 @@ export const api = {
     return request('GET', '/api/conversations?' + p);
   },
   conversation: (id) => request('GET', '/api/conversations/' + enc(id)),
+  /** conversationBefore reads the page of messages before the position before. */
+  conversationBefore: (id, before) => request('GET', '/api/conversations/' + enc(id) + '?before=' + enc(before)),
   rename: (id, title) => request('PATCH', '/api/conversations/' + enc(id), { title }),
   /** exportURL is the conversation as a download: format "markdown" or "json". */
   exportURL: (id, format) => '/api/conversations/' + enc(id) + '/export?format=' + enc(format),

@@ -204,15 +204,17 @@ class App {
     const messages = data.messages || [];
     const active = data.activeTurn;
     this.showEmpty(messages.length === 0);
+    const id = data.conversation.id;
+    const older = data.more ? { before: data.before, load: (before) => api.conversationBefore(id, before) } : null;
     if (!active) {
-      this.list.show(messages);
+      this.list.show(messages, older);
       this.plan.clear();
       this.actions.update(true);
       return;
     }
     // The active turn's answer is followed live: the stream's first frame holds it whole.
     const stored = messages.find((m) => m.role === 'assistant' && m.turnId === active.id);
-    this.list.show(messages.filter((m) => m !== stored));
+    this.list.show(messages.filter((m) => m !== stored), older);
     if (stored && stored.todos && stored.todos.length) this.plan.show(stored.todos);
     else this.plan.clear();
     this.follow(active.id, stored ? stored.seq || 0 : 0, stored ? stored.html : '');

@@ -4,7 +4,7 @@
 // actions.js). Every answer's HTML is the server's; the page adds only its
 // controls (decorate.js).
 
-import { make, timeEl, copyText } from './dom.js';
+import { make, timeEl, copyText, showError } from './dom.js';
 import { parseHTML } from './live.js';
 import { decorate } from './decorate.js';
 import { newPlan } from './plan.js';
@@ -17,11 +17,59 @@ export class MessageList {
     this.keeper = keeper;
   }
 
-  /** show draws a conversation's messages (none: the empty state). */
-  show(messages) {
-    this.area.replaceChildren(this.empty, ...messages.map((m) => this.stored(m)));
+  /**
+   * show draws a conversation's messages (none: the empty state). older,
+   * when the conversation has earlier messages, is { before, load }: load(before)
+   * fetches the page before the position before ({ messages, more, before }).
+   */
+  show(messages, older = null) {
+    this.seen?.disconnect();
+    this.older = older;
+    this.earlier = older ? this.earlierButton() : null;
+    this.area.replaceChildren(...[this.earlier, this.empty].filter(Boolean), ...messages.map((m) => this.stored(m)));
     this.empty.hidden = messages.length > 0;
     this.keeper.toEnd();
+  }
+
+  /** earlierButton loads earlier messages when pressed or scrolled to. */
+  earlierButton() {
+    const b = make('button', { type: 'button', className: 'btn btn--small btn--ghost messages__earlier' }, 'Show earlier messages');
+    b.addEventListener('click', () => this.loadEarlier());
+    this.seen = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) this.loadEarlier();
+    }, { root: this.area });
+    this.seen.observe(b);
+    return b;
+  }
+
+  /** loadEarlier puts the page before the first message shown above it, keeping what the reader sees in place. */
+  async loadEarlier() {
+    const older = this.older;
+    const b = this.earlier;
+    if (!older || this.loading) return;
+    this.loading = true;
+    b.disabled = true;
+    b.textContent = 'Loading earlier messages…';
+    try {
+      const page = await older.load(older.before);
+      if (this.older !== older) return; // another conversation meanwhile
+      const fromEnd = this.area.scrollHeight - this.area.scrollTop;
+      b.after(...(page.messages || []).map((m) => this.stored(m)));
+      this.area.scrollTop = this.area.scrollHeight - fromEnd;
+      if (page.more) {
+        older.before = page.before;
+      } else {
+        this.seen.disconnect();
+        b.remove();
+        this.older = this.earlier = null;
+      }
+    } catch (e) {
+      showError('Could not load earlier messages: ' + e.message);
+    } finally {
+      this.loading = false;
+      b.disabled = false;
+      b.textContent = 'Show earlier messages';
+    }
   }
 
   shell(role, createdAt) {
