@@ -21,6 +21,9 @@ type messageView struct {
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
 	Usage     *toolmark.Usage           `json:"usage,omitempty"`
+	// Error is, for an answer whose turn failed, the sentence its end
+	// carried (what happened and what to do).
+	Error string `json:"error,omitempty"`
 }
 
 // renderVersion names the rendering of stored messages; change it when
@@ -99,6 +102,9 @@ func (s *Server) handleGetConversation(w http.ResponseWriter, r *http.Request) {
 	var fresh []store.RenderedMessage
 	for i, e := range p.Messages {
 		v := messageView{Message: e.Message, HTML: e.HTML, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage}
+		if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
+			v.Error = e.TurnError
+		}
 		if key := renderKey(e.Seq); e.HTMLKey != key {
 			if v.HTML, err = s.render(e.Message); err != nil {
 				s.writeError(w, r, err)

@@ -278,6 +278,8 @@ async function failedAnswer(page, { phone, prefix }) {
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForSelector('.message--assistant');
   assert(html || await page.isHidden('.message--assistant:last-of-type .message__body'), 'nor after a reload');
+  const reloaded = await page.textContent('.message--assistant:last-of-type .message__note');
+  assert(reloaded === stored.error, `after a reload too, the failed answer says why in the server's words: ${JSON.stringify(reloaded)}`);
   assert(await button(page, 'Retry').isVisible() && await button(page, 'Regenerate').count() === 0, 'a failed answer offers Retry');
   if (phone) await checkPhone(page, 'failed');
   await shot(page, prefix + '-failed');

@@ -97,7 +97,7 @@ export class MessageList {
     body.classList.toggle('message__body--empty', !m.html); // an answer that failed before its first word
     body.append(...parseHTML(m.html || '')); // rendered and sanitised by the server
     decorate(body);
-    this.finishAnswer(art, m);
+    this.finishAnswer(art, m, m.error || '');
     return art;
   }
 
