@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -163,10 +164,10 @@ func (db *DB) ReplacedMessages(ctx context.Context, ownerID, id string) ([]toolm
 }
 
 // Snippet returns about n bytes of content's text (as a reader sees it:
-// without ToolCall elements) around the first case-insensitive match of
+// without ToolCall elements or Markdown's markers) around the first case-insensitive match of
 // query, on one line, with "…" where it was cut.
 func Snippet(content, query string, n int) string {
-	text := strings.Join(strings.Fields(toolcallmarkup.Text(content)), " ")
+	text := strings.Join(strings.Fields(plainText(toolcallmarkup.Text(content))), " ")
 	i := strings.Index(strings.ToLower(text), strings.ToLower(strings.TrimSpace(query)))
 	if i < 0 {
 		i = 0
@@ -183,4 +184,18 @@ func Snippet(content, query string, n int) string {
 		out = "…" + out
 	}
 	return out
+}
+
+var (
+	mdLink    = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)                                                      // [text](url), ![alt](src) → text
+	mdMarkers = regexp.MustCompile("(?m)^\\s{0,3}(?:#{1,6}\\s+|>\\s?|[-*+]\\s+(?:\\[[ xX]\\]\\s+)?|\\d+[.)]\\s+)") // block markers
+	mdInline  = strings.NewReplacer("**", "", "__", "", "`", "", "~~", "")
+)
+
+// plainText drops the Markdown markers of md that a reader does not see:
+// emphasis, code ticks, heading, quote and list markers, and link targets.
+func plainText(md string) string {
+	md = mdLink.ReplaceAllString(md, "$1")
+	md = mdMarkers.ReplaceAllString(md, "")
+	return mdInline.Replace(md)
 }
