@@ -37,6 +37,12 @@ async function checkTurn(page, name, { wantTypes }) {
   assert(stored.turn.status === 'completed', `${name}: the turn completed: ${stored.turn.status}`);
   assert(live.html === stored.html, `${name}: the live HTML equals the stored html\n--- live:\n${live.html}\n--- stored:\n${stored.html}`);
   assert((await shownAnswerHTML(page)) === stored.html, `${name}: the page shows the stored html`);
+  // The turn's tokens under the answer, as the API gives them.
+  const conv = await (await page.request.get(baseURL + '/api/conversations/' + (await page.evaluate(() => location.hash.slice(1))))).json();
+  const usage = conv.messages.filter((m) => m.role === 'assistant').pop().usage;
+  const usageLine = await page.textContent('.message--assistant:last-of-type .message__usage');
+  assert(usage && usageLine && usageLine.replace(/[,.\u00a0\u202f]/g, '').replace(/\D+/g, ' ').trim() === `${usage.inputTokens} ${usage.outputTokens}`,
+    `${name}: the answer shows its tokens: ${JSON.stringify(usageLine)} for ${JSON.stringify(usage)}`);
   return live;
 }
 

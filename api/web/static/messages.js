@@ -10,6 +10,16 @@ import { decorate } from './decorate.js';
 import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
 
+const count = new Intl.NumberFormat();
+
+/** usageOf is the line of an answer's tokens, when the model reported them. */
+function usageOf(m) {
+  const u = m.usage;
+  if (!u || !(u.inputTokens || u.outputTokens)) return null;
+  return make('span', { className: 'message__usage', attrs: { title: 'Tokens the model read and wrote for this answer' } },
+    `${count.format(u.inputTokens || 0)} tokens in · ${count.format(u.outputTokens || 0)} out`);
+}
+
 export class MessageList {
   constructor(area, empty, keeper) {
     this.area = area;
@@ -109,7 +119,7 @@ export class MessageList {
     const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
     copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
     // .message__actions is where the actions on an answer go (actions.js).
-    art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy)));
+    art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy), usageOf(m)));
   }
 
   /** appendUser shows a message just sent. */
