@@ -107,11 +107,11 @@ type Message struct {
 	Usage     *toolmark.Usage           `json:"usage,omitempty"` // the answer's tokens, once its turn ended
 }
 
-// Conversation is a conversation with a page of its messages (the latest,
-// oldest first) and its active turn, if one runs: GET
+// ConversationPage is a conversation with a page of its messages (the
+// latest, oldest first) and its active turn, if one runs: GET
 // /api/conversations/{id}. More is true when older messages come before
 // them: GetConversationBefore(ctx, id, Before, n) returns those.
-type Conversation struct {
+type ConversationPage struct {
 	Conversation toolmark.Conversation `json:"conversation"`
 	Messages     []Message             `json:"messages"`
 	ActiveTurn   *toolmark.Turn        `json:"activeTurn"`
@@ -174,14 +174,14 @@ func (c *Client) ListConversations(ctx context.Context) ([]toolmark.Conversation
 
 // GetConversation returns a conversation with its latest messages (the
 // server's default page).
-func (c *Client) GetConversation(ctx context.Context, id string) (Conversation, error) {
+func (c *Client) GetConversation(ctx context.Context, id string) (ConversationPage, error) {
 	return c.GetConversationBefore(ctx, id, 0, 0)
 }
 
 // GetConversationBefore returns a conversation with up to limit of its
 // messages (0: the server's default) before the position before (0: the
 // latest).
-func (c *Client) GetConversationBefore(ctx context.Context, id string, before int64, limit int) (Conversation, error) {
+func (c *Client) GetConversationBefore(ctx context.Context, id string, before int64, limit int) (ConversationPage, error) {
 	q := url.Values{}
 	if before > 0 {
 		q.Set("before", strconv.FormatInt(before, 10))
@@ -193,7 +193,7 @@ func (c *Client) GetConversationBefore(ctx context.Context, id string, before in
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out Conversation
+	var out ConversationPage
 	err := c.do(ctx, http.MethodGet, path, nil, nil, &out)
 	return out, err
 }

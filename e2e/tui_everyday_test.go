@@ -108,11 +108,11 @@ func TestTUIEverydayActions(t *testing.T) {
 
 	before, _ := c.GetConversation(ctx, conv)
 	tm.typeLine("/regenerate")
-	waitAnswers(t, tm, c, conv, func(cv client.Conversation) bool {
+	waitAnswers(t, tm, c, conv, func(cv client.ConversationPage) bool {
 		return len(cv.Messages) == 2 && cv.Messages[1].ID != before.Messages[1].ID && cv.Messages[1].Status == toolmark.MessageComplete
 	})
 	tm.typeLine("/edit What happens on cancellation?")
-	waitAnswers(t, tm, c, conv, func(cv client.Conversation) bool {
+	waitAnswers(t, tm, c, conv, func(cv client.ConversationPage) bool {
 		return len(cv.Messages) == 2 && cv.Messages[0].Content == "What happens on cancellation?" && cv.Messages[1].Status == toolmark.MessageComplete
 	})
 	screen = tm.waitText("What happens on cancellation?")
@@ -132,7 +132,7 @@ func TestTUIEverydayActions(t *testing.T) {
 }
 
 // waitAnswers polls a conversation until ok holds.
-func waitAnswers(t *testing.T, tm *term, c *client.Client, conv string, ok func(client.Conversation) bool) {
+func waitAnswers(t *testing.T, tm *term, c *client.Client, conv string, ok func(client.ConversationPage) bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -15,12 +15,12 @@ import (
 type (
 	historyMsg struct {
 		convID string
-		conv   client.Conversation
+		conv   client.ConversationPage
 		err    error
 	}
 	olderMsg struct {
 		convID string
-		conv   client.Conversation
+		conv   client.ConversationPage
 		err    error
 	}
 	convsMsg struct {
