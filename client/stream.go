@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 	"github.com/toolmark/toolmark/turnstate"
 )
@@ -82,8 +83,16 @@ const (
 type Handlers struct {
 	// Content is called for each piece of answer text: the piece as a
 	// reader sees it (the neutralisation of "<ToolCall" undone) and the
-	// whole text so far.
+	// whole text so far. It never gets a piece that is only whitespace
+	// (the blank lines around a tool call): whitespace is held back until
+	// text follows it and then comes in front of that text, and
+	// whitespace that ends the answer never comes. accumulated is the
+	// pieces given so far put together; a snapshot that replaces the text
+	// gives it whole (chunk == accumulated).
 	Content func(chunk, accumulated string)
+	// Start is called once when a tool call starts, before ToolCall's
+	// StageStart, with the tool's name and a title a person can read.
+	Start func(ToolStart)
 	// ToolCall is called at each stage of a tool call: once at start,
 	// at each streaming chunk of its arguments, once when it runs (a call
 	// cancelled before running skips it) and exactly once at its end,
@@ -95,9 +104,25 @@ type Handlers struct {
 	End func(toolmark.TurnEndData)
 }
 
+// ToolStart is a tool call that has just started, as Handlers.Start gets
+// it.
+type ToolStart struct {
+	ID       string // the call's id, unique within its turn
+	ParentID string // the sub-agent call it belongs to, or ""
+	Name     string // the tool's name: "search_documents", "fetch_url", …
+	// Title is the status line the server wrote for the call
+	// ("Preparing search…"; for a tool without a text of its own,
+	// "Preparing <name>…"), the one the page and the terminal show.
+	Title string
+}
+
 // ToolCallUpdate is one stage of a tool call, as Handlers.ToolCall gets it.
 type ToolCallUpdate struct {
 	Stage Stage
+	// Title is the call's status line at this stage, as the server wrote
+	// it ("Searching knowledge base for:\nresume"; see package
+	// statustext): what a person reads about the call.
+	Title string
 	// Call is the call as it now stands (Call.Args holds the best-effort
 	// parse of the arguments so far).
 	Call ToolCall
@@ -119,6 +144,9 @@ type Accumulator struct {
 	h    Handlers
 	st   *turnstate.State
 	text strings.Builder
+	// given is how much of text Handlers.Content has had; the rest is
+	// whitespace held back (or text not given yet, within Add).
+	given int
 	// reported is the last stage and argument text given to
 	// Handlers.ToolCall per call id.
 	reported map[string]reported
@@ -152,6 +180,7 @@ func AccumulatorOf(m Message) (*Accumulator, error) {
 	}
 	a := &Accumulator{st: st, reported: map[string]reported{}}
 	a.text.WriteString(toolcallmarkup.Text(m.Content))
+	a.given = a.text.Len()
 	for _, c := range st.Calls() {
 		a.reported[c.ID] = reported{params: c.ArgsText, ran: true, ended: c.Stage == turnstate.StageEnd}
 	}
@@ -189,9 +218,7 @@ func (a *Accumulator) Add(ev Event) error {
 	case toolmark.TextDeltaData:
 		if chunk := toolcallmarkup.RestoreText(d.Text); chunk != "" {
 			a.text.WriteString(chunk)
-			if a.h.Content != nil {
-				a.h.Content(chunk, a.text.String())
-			}
+			a.giveText()
 		}
 	case toolmark.ToolCallData:
 		if c, ok := a.st.Call(d.ToolCallID); ok {
@@ -203,17 +230,13 @@ func (a *Accumulator) Add(ev Event) error {
 		}
 	case toolmark.SnapshotData:
 		full := toolcallmarkup.Text(a.st.Content())
-		old := a.text.String()
-		if full != old {
-			chunk := full
-			if strings.HasPrefix(full, old) {
-				chunk = full[len(old):]
+		if old := a.text.String(); full != old {
+			if !strings.HasPrefix(full, old[:a.given]) {
+				a.given = 0 // the snapshot replaces the text given: give it whole
 			}
 			a.text.Reset()
 			a.text.WriteString(full)
-			if a.h.Content != nil {
-				a.h.Content(chunk, full)
-			}
+			a.giveText()
 		}
 		for _, c := range a.st.Calls() {
 			a.report(c)
@@ -231,19 +254,38 @@ func (a *Accumulator) Add(ev Event) error {
 	return nil
 }
 
-// report calls Handlers.ToolCall for the stages of c not reported yet.
+// giveText gives Handlers.Content the text it has not had, unless that is
+// only whitespace: that waits for the text that follows it.
+func (a *Accumulator) giveText() {
+	text := a.text.String()
+	chunk := text[a.given:]
+	if strings.TrimSpace(chunk) == "" {
+		return
+	}
+	a.given = len(text)
+	if a.h.Content != nil {
+		a.h.Content(chunk, text)
+	}
+}
+
+// report calls Handlers.Start and Handlers.ToolCall for the stages of c
+// not reported yet.
 func (a *Accumulator) report(c ToolCall) {
 	r, seen := a.reported[c.ID]
 	if r.ended {
 		return
 	}
+	title := statustext.Line(c.StatusText, c.Markup)
 	emit := func(u ToolCallUpdate) {
-		u.Call, u.Params = c, c.ArgsText
+		u.Call, u.Params, u.Title = c, c.ArgsText, title
 		if a.h.ToolCall != nil {
 			a.h.ToolCall(u)
 		}
 	}
 	if !seen {
+		if a.h.Start != nil {
+			a.h.Start(ToolStart{ID: c.ID, ParentID: c.ParentID, Name: c.Name, Title: title})
+		}
 		emit(ToolCallUpdate{Stage: turnstate.StageStart})
 	}
 	if c.ArgsText != r.params && c.Stage >= turnstate.StageStreaming {
@@ -267,7 +309,8 @@ func (a *Accumulator) report(c ToolCall) {
 }
 
 // Text returns the answer's text so far as a reader sees it: the content
-// without its ToolCall tags, the neutralisation of "<ToolCall" undone.
+// without its ToolCall tags, the neutralisation of "<ToolCall" undone. It
+// holds the whitespace Handlers.Content has not had yet.
 func (a *Accumulator) Text() string { return a.text.String() }
 
 // Content returns the answer's content so far: text and ToolCall markup,

@@ -124,7 +124,8 @@ func ExampleAccumulator() {
 }
 
 // Stream follows a turn and calls the handlers: content as (chunk,
-// accumulated), and each stage of each tool call, its end exactly once.
+// accumulated), a tool call's start with its name and title, and each
+// stage of each tool call, its end exactly once.
 func ExampleClient_Stream() {
 	srv := exampleServer()
 	defer srv.Close()
@@ -134,10 +135,13 @@ func ExampleClient_Stream() {
 		Content: func(chunk, accumulated string) {
 			fmt.Printf("content %q (%d bytes so far)\n", chunk, len(accumulated))
 		},
+		Start: func(s client.ToolStart) {
+			fmt.Printf("start %s %q\n", s.Name, s.Title)
+		},
 		ToolCall: func(u client.ToolCallUpdate) {
 			switch u.Stage {
 			case client.StageStart:
-				fmt.Println("start", u.Call.Name)
+				fmt.Println("stage start", u.Call.ID)
 			case client.StageStreaming:
 				fmt.Printf("streaming chunk %s, params %s\n", u.Chunk, u.Params)
 			case client.StageRunning:
@@ -152,7 +156,8 @@ func ExampleClient_Stream() {
 	fmt.Println(err, len(acc.Text()))
 	// Output:
 	// todos [{Find the docs in_progress}]
-	// start search_documents
+	// start search_documents "Preparing search…"
+	// stage start call_1
 	// streaming chunk {"query":, params {"query":
 	// streaming chunk "resume"}, params {"query":"resume"}
 	// running with map[query:resume]
