@@ -1,0 +1,265 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// changes records what OnChange saw: a snapshot of the messages per call.
+type changes struct {
+	mu    sync.Mutex
+	snaps [][]client.ConversationMessage
+}
+
+func (c *changes) record(cv *client.Conversation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snaps = append(c.snaps, cv.Messages())
+}
+
+func (c *changes) all() [][]client.ConversationMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snaps
+}
+
+// TestConversationSend: against a real server, Send creates the
+// conversation, adds the question and the answer, and calls OnChange once
+// when they are added and once per event of the turn; the answer grows in
+// place; the snapshots taken earlier never change; the end state is what
+// the server stored, as a fresh Load shows it.
+func TestConversationSend(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: time.Millisecond})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	var rec changes
+	cv := client.NewConversation(c, "", rec.record)
+
+	// Another goroutine reads the messages all along (go test -race).
+	stop := make(chan struct{})
+	var reads sync.WaitGroup
+	reads.Add(1)
+	go func() {
+		defer reads.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, m := range cv.Messages() {
+				_ = len(m.Text) + len(m.Calls) + len(m.ToolCalls) + len(m.Todos)
+			}
+		}
+	}()
+	end, err := cv.Send(ctx, "Compare resuming with cancelling, and explain snapshots.")
+	close(stop)
+	reads.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != toolmark.TurnCompleted {
+		t.Fatalf("the turn ended %s (%s)", end.Status, end.Error)
+	}
+	if cv.ID() == "" || cv.Info().Title == "" {
+		t.Errorf("id %q, title %q: the conversation and its title come from the server", cv.ID(), cv.Info().Title)
+	}
+	if _, ok := cv.Running(); ok {
+		t.Error("a turn still runs after Send returned")
+	}
+
+	msgs := cv.Messages()
+	if len(msgs) != 2 || msgs[0].Role != toolmark.RoleUser || msgs[1].Role != toolmark.RoleAssistant {
+		t.Fatalf("messages %+v", msgs)
+	}
+	answer := msgs[1]
+	var evs int
+	for _, err := range c.Events(ctx, answer.TurnID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs++
+	}
+	snaps := rec.all()
+	if len(snaps) < 1+evs {
+		t.Fatalf("OnChange was called %d times for %d events", len(snaps), evs)
+	}
+	// Every snapshot has the question and the answer so far; each answer's
+	// text starts with the one before; the first is empty.
+	prev := ""
+	for i, s := range snaps[:1+evs] {
+		if len(s) != 2 || s[0].Text != msgs[0].Text {
+			t.Fatalf("snapshot %d: %+v", i, s)
+		}
+		if !strings.HasPrefix(s[1].Text, prev) {
+			t.Fatalf("snapshot %d: the answer %q does not go on from %q", i, s[1].Text, prev)
+		}
+		prev = s[1].Text
+		if i < evs && s[1].Status != toolmark.MessageStreaming {
+			t.Errorf("snapshot %d: status %s before the end", i, s[1].Status)
+		}
+	}
+	if snaps[0][1].Text != "" || len(snaps[0][1].Calls) != 0 {
+		t.Errorf("the first snapshot has an answer already: %+v", snaps[0][1])
+	}
+	var sawRunning bool
+	for _, s := range snaps {
+		for _, tc := range s[1].Calls {
+			if tc.Stage == client.StageRunning && tc.Name != "" && tc.StatusText != "" {
+				sawRunning = true
+			}
+		}
+	}
+	if !sawRunning {
+		t.Error("no snapshot shows a tool call running, with its name and status text")
+	}
+
+	// The end state is what the server stored.
+	fresh := client.NewConversation(c, cv.ID(), nil)
+	if err := fresh.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stored := fresh.Messages()
+	if len(stored) != 2 {
+		t.Fatalf("stored messages %+v", stored)
+	}
+	for i := range stored {
+		got, want := msgs[i], stored[i]
+		if got.ID != want.ID || got.Content != want.Content || got.Status != want.Status || got.Text != want.Text {
+			t.Errorf("message %d: followed %s %s %q, stored %s %s %q", i, got.ID, got.Status, got.Content, want.ID, want.Status, want.Content)
+		}
+	}
+	if len(answer.Calls) == 0 || len(answer.Calls) != len(stored[1].Calls) {
+		t.Fatalf("calls: followed %d, stored %d", len(answer.Calls), len(stored[1].Calls))
+	}
+	for i, tc := range answer.Calls {
+		if tc.ID != stored[1].Calls[i].ID || tc.Status != stored[1].Calls[i].Status || tc.Stage != client.StageEnd {
+			t.Errorf("call %d: followed %+v, stored %+v", i, tc, stored[1].Calls[i])
+		}
+	}
+	if answer.Text != toolcallmarkup.Text(answer.Content) {
+		t.Errorf("Text %q is not the content's text", answer.Text)
+	}
+
+	// A second message goes on in the same conversation.
+	if _, err := cv.Send(ctx, "And what is a lease?"); err != nil {
+		t.Fatal(err)
+	}
+	if got := cv.Messages(); len(got) != 4 || got[3].Status != toolmark.MessageComplete || got[3].Text == "" {
+		t.Errorf("after a second Send: %d messages", len(got))
+	}
+	if len(msgs) != 2 || msgs[1].Text != answer.Text {
+		t.Error("a snapshot taken earlier changed")
+	}
+}
+
+// TestConversationResumeAndCancel: Load finds a turn that runs and Resume
+// follows it from where its answer stood to its end; Cancel during a Send
+// ends the answer cancelled; a second call while one runs gets ErrBusy.
+func TestConversationResumeAndCancel(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	conv, err := c.CreateConversation(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := c.PostTurn(ctx, conv.ID, "How does resume work?", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until some of the answer is written.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := c.GetTurn(ctx, ti.Turn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Seq > 3 && !st.Turn.Status.Final() {
+			break
+		}
+		if st.Turn.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("the turn is %s at seq %d: too fast or too slow to resume", st.Turn.Status, st.Seq)
+		}
+	}
+	var calls atomic.Int32
+	cv := client.NewConversation(c, conv.ID, func(*client.Conversation) { calls.Add(1) })
+	if err := cv.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	running, ok := cv.Running()
+	if !ok || running.ID != ti.Turn.ID {
+		t.Fatalf("Load found no turn running (%v, %+v)", ok, running)
+	}
+	loaded := cv.Messages()
+	if len(loaded) != 2 || loaded[1].Status != toolmark.MessageStreaming {
+		t.Fatalf("loaded %+v", loaded)
+	}
+	end, err := cv.Resume(ctx)
+	if err != nil || end.Status != toolmark.TurnCompleted {
+		t.Fatalf("Resume: %v, %+v", err, end)
+	}
+	final := cv.Messages()[1]
+	st, err := c.GetTurn(ctx, ti.Turn.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Content != st.Content || final.Status != toolmark.MessageComplete || final.Seq != st.Seq {
+		t.Errorf("resumed answer (seq %d, %s):\n%q\nstored (seq %d):\n%q", final.Seq, final.Status, final.Content, st.Seq, st.Content)
+	}
+	if n := calls.Load(); int64(n) < 1+st.Seq-loaded[1].Seq {
+		t.Errorf("OnChange was called %d times for %d events after the load", n, st.Seq-loaded[1].Seq)
+	}
+
+	// Cancel while Send follows; a Send meanwhile is refused.
+	started := make(chan struct{})
+	var once sync.Once
+	cv2 := client.NewConversation(c, "", func(cv *client.Conversation) {
+		msgs := cv.Messages()
+		if len(msgs[len(msgs)-1].Calls) > 0 {
+			once.Do(func() { close(started) })
+		}
+	})
+	type result struct {
+		end toolmark.TurnEndData
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		end, err := cv2.Send(ctx, "Research how crash recovery works")
+		done <- result{end, err}
+	}()
+	select {
+	case <-started:
+	case r := <-done:
+		t.Fatalf("the turn ended before a tool call: %+v", r)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no tool call started")
+	}
+	if _, err := cv2.Send(ctx, "another"); !errors.Is(err, client.ErrBusy) {
+		t.Errorf("a Send while one runs: %v, want ErrBusy", err)
+	}
+	if err := cv2.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.end.Status != toolmark.TurnCancelled {
+		t.Fatalf("after Cancel, Send returned %v, %+v", r.err, r.end)
+	}
+	msgs := cv2.Messages()
+	if got := msgs[len(msgs)-1]; got.Status != toolmark.MessageCancelled {
+		t.Errorf("the answer is %s after a cancel", got.Status)
+	}
+}
