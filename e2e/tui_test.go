@@ -36,6 +36,13 @@ var termCount atomic.Int32
 // When the client exits, the pane shows "EXIT=<code>".
 func startTerm(t *testing.T, url string, w, h int, args ...string) *term {
 	t.Helper()
+	return startTermEnv(t, url, w, h, nil, args...)
+}
+
+// startTermEnv is startTerm with environment variables (NAME=value) set
+// for the client.
+func startTermEnv(t *testing.T, url string, w, h int, env []string, args ...string) *term {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux is not installed")
@@ -49,7 +56,11 @@ func startTerm(t *testing.T, url string, w, h int, args ...string) *term {
 	for _, a := range append([]string{toolmarkBin(t), "chat", "--server", url}, args...) {
 		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
-	body := "export TOOLMARK_SERVER= TOOLMARK_TOKEN=\n" + strings.Join(quoted, " ") + "\necho \"EXIT=$?\"\nsleep 600\n"
+	exports := "export TOOLMARK_SERVER= TOOLMARK_TOKEN="
+	for _, e := range env {
+		exports += " '" + strings.ReplaceAll(e, "'", `'\''`) + "'"
+	}
+	body := exports + "\n" + strings.Join(quoted, " ") + "\necho \"EXIT=$?\"\nsleep 600\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,10 @@ var (
 	styleLabel   = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
 )
 
-// Marks of final tool-call statuses.
+// Marks of tool-call statuses: the final ones, and the still mark of a
+// running call where no spinner turns (the one-shot output).
 const (
+	markRunning   = "▸"
 	markOK        = "✓"
 	markErr       = "✗"
 	markCancelled = "⊘"
@@ -154,6 +156,31 @@ func splitBlocks(text string) []string {
 		out = append(out, text[start:])
 	}
 	return out
+}
+
+// finishedBlocks cuts text after its last blank line outside a fenced
+// code block: done holds the blocks that are finished, rest the one still
+// being written.
+func finishedBlocks(text string) (done, rest string) {
+	cut, fence, pos, content := 0, "", 0, false
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+				fence = ""
+			}
+		case t == "" && strings.HasSuffix(line, "\n"):
+			if content {
+				cut = pos + len(line)
+			}
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = t[:3]
+		}
+		content = content || t != ""
+		pos += len(line)
+	}
+	return text[:cut], text[cut:]
 }
 
 // turnView is what the renderer needs of a turn besides its state.

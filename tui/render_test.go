@@ -77,3 +77,25 @@ func TestTodosAndEndLine(t *testing.T) {
 		t.Errorf("%d end lines", n)
 	}
 }
+
+// TestFinishedBlocks: a block is finished at a blank line, not at one
+// inside a code fence, and not at blank lines before any text.
+func TestFinishedBlocks(t *testing.T) {
+	for _, tt := range []struct{ in, done string }{
+		{"", ""},
+		{"\n\n", ""},
+		{"One.", ""},
+		{"One.\n", ""},
+		{"One.\n\n", "One.\n\n"},
+		{"One.\n\nTwo", "One.\n\n"},
+		{"One.\n \nTwo.\n\n\nThree", "One.\n \nTwo.\n\n\n"},
+		{"```go\nx := 1\n\ny := 2\n", ""},
+		{"```go\nx := 1\n\ny := 2\n```\n\nAfter", "```go\nx := 1\n\ny := 2\n```\n\n"},
+		{"Text\n\n```\ncode\n\n", "Text\n\n"},
+	} {
+		done, rest := finishedBlocks(tt.in)
+		if done != tt.done || done+rest != tt.in {
+			t.Errorf("finishedBlocks(%q) = %q, %q; want done %q", tt.in, done, rest, tt.done)
+		}
+	}
+}

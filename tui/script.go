@@ -11,8 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/statustext"
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // Output selects what the line-oriented client prints for a turn.
@@ -29,6 +33,12 @@ const (
 	// OutputJSON prints every event of the turn as one line of JSON, as
 	// the server sent it.
 	OutputJSON
+	// OutputRendered is OutputPlain for a terminal: the answer's text is
+	// rendered as the full-screen client renders it (Options.Style and
+	// Width), a block at a time as each block is finished, and the line
+	// of a running tool call has a still mark, not a spinner that cannot
+	// turn.
+	OutputRendered
 )
 
 // Options configure the line-oriented client: Once and Lines.
@@ -37,6 +47,11 @@ type Options struct {
 	ConversationID string // "" creates a conversation for the first message
 	Output         Output
 	Stdout, Stderr io.Writer
+	// Style and Width are the markdown style (a glamour standard style:
+	// "dark", "light", …; "" is dark) and the terminal's width (0: 80) of
+	// OutputRendered.
+	Style string
+	Width int
 	// Interrupts receives one value per Ctrl-C: the first cancels the
 	// turn on the server and keeps following it to its end, the second
 	// stops following at once.
@@ -53,7 +68,7 @@ func Once(ctx context.Context, opts Options, text string) (string, error) {
 	if err != nil {
 		return convID, err
 	}
-	if opts.ConversationID == "" && opts.Output == OutputPlain {
+	if opts.ConversationID == "" && (opts.Output == OutputPlain || opts.Output == OutputRendered) {
 		fmt.Fprintf(opts.Stderr, "(conversation %s — continue it with --conversation %s)\n", convID, convID)
 	}
 	return convID, follow(ctx, opts, ti.Turn.ID)
@@ -207,8 +222,11 @@ func follow(ctx context.Context, opts Options, turnID string) error {
 		end.Status = acc.Status() // a snapshot of a finished turn ended the stream
 	}
 	if e := endError(end); e != nil {
-		if opts.Output == OutputPlain {
+		switch opts.Output {
+		case OutputPlain:
 			fmt.Fprintln(opts.Stderr, ansiFree(endLine(end)))
+		case OutputRendered:
+			fmt.Fprintln(opts.Stderr, endLine(end))
 		}
 		return e
 	}
@@ -231,11 +249,23 @@ type printer struct {
 	atBOL     bool // the output is at the beginning of a line
 	afterLine bool // the last output was a status line
 	depth     map[string]int
-	acc       func() *client.Accumulator
+	// OutputRendered: the renderer, the text not printed yet (the block
+	// being written) and whether the last output was a rendered block.
+	md        *renderer
+	pending   string
+	afterText bool
 }
 
 func newPrinter(opts Options) *printer {
-	return &printer{out: opts.Stdout, mode: opts.Output, atBOL: true, afterLine: true, depth: map[string]int{}}
+	p := &printer{out: opts.Stdout, mode: opts.Output, atBOL: true, afterLine: true, depth: map[string]int{}}
+	if p.mode == OutputRendered {
+		width := opts.Width
+		if width <= 0 {
+			width = 80
+		}
+		p.md = newRenderer(width, opts.Style)
+	}
+	return p
 }
 
 func (p *printer) handlers() *client.Handlers {
@@ -244,6 +274,12 @@ func (p *printer) handlers() *client.Handlers {
 		return nil
 	case OutputQuiet:
 		return &client.Handlers{Content: func(chunk, _ string) { p.text(chunk) }}
+	case OutputRendered:
+		return &client.Handlers{
+			Content:  func(chunk, _ string) { p.renderText(chunk, false) },
+			ToolCall: p.toolCall,
+			Todos:    p.todos,
+		}
 	}
 	return &client.Handlers{
 		Content:  func(chunk, _ string) { p.text(chunk) },
@@ -268,8 +304,53 @@ func (p *printer) text(s string) {
 	p.atBOL = strings.HasSuffix(s, "\n")
 }
 
+// renderText adds a piece of the answer to the text not printed yet and
+// prints the blocks of it that are finished (all of it when all is set),
+// rendered.
+func (p *printer) renderText(s string, all bool) {
+	p.pending += Sanitize(s)
+	done := p.pending
+	if !all {
+		done, p.pending = finishedBlocks(p.pending)
+	} else {
+		p.pending = ""
+	}
+	for _, b := range splitBlocks(done) {
+		md := trimBlankLines(p.md.block(b))
+		if md == "" {
+			continue
+		}
+		if !p.atBOL {
+			io.WriteString(p.out, "\n")
+		}
+		if p.afterText {
+			io.WriteString(p.out, "\n")
+		}
+		io.WriteString(p.out, md+"\n")
+		p.atBOL, p.afterText, p.afterLine = true, true, false
+	}
+}
+
+// trimBlankLines drops the lines with nothing to see (glamour pads them
+// with spaces) at the start and the end of a rendered block.
+func trimBlankLines(s string) string {
+	lines := strings.Split(s, "\n")
+	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
+}
+
 // line prints a status line of its own, indented by depth.
 func (p *printer) line(depth int, s string) {
+	if p.mode == OutputRendered {
+		p.renderText("", true) // the text before the line first
+		p.afterText = false
+	}
 	if !p.atBOL {
 		io.WriteString(p.out, "\n")
 	}
@@ -283,6 +364,10 @@ func (p *printer) toolCall(u client.ToolCallUpdate) {
 		p.depth[c.ID] = p.depth[c.ParentID] + 1
 	}
 	text := SanitizeLine(statusText(c))
+	if p.mode == OutputRendered {
+		p.renderedToolLine(u)
+		return
+	}
 	switch u.Stage {
 	case client.StageRunning:
 		p.line(p.depth[c.ID], "⠋ "+text)
@@ -302,6 +387,38 @@ func (p *printer) toolCall(u client.ToolCallUpdate) {
 			p.line(p.depth[c.ID], markErr+" "+text)
 		}
 	}
+}
+
+// renderedToolLine prints a call's line when it runs and when it ends,
+// coloured as in the full-screen client, its subject on the same line.
+func (p *printer) renderedToolLine(u client.ToolCallUpdate) {
+	c := u.Call
+	head, subject := statustext.Lines(statusText(c))
+	var mark string
+	switch {
+	case u.Stage == client.StageRunning:
+		mark = styleSpinner.Render(markRunning)
+	case u.Stage != client.StageEnd:
+		return
+	case c.Status == toolcallmarkup.StatusSuccess:
+		mark = styleOK.Render(markOK)
+		if c.Result != "" && !strings.Contains(head+subject, c.Result) {
+			subject = strings.TrimSpace(subject + " · " + c.Result)
+		}
+	case c.Status == toolcallmarkup.StatusCancelled:
+		mark = styleMuted.Render(markCancelled)
+	default:
+		mark = styleErr.Render(markErr)
+		if c.Error != "" {
+			subject = strings.TrimSpace(subject + " " + styleErr.Render(SanitizeLine(c.Error)))
+		}
+	}
+	depth := p.depth[c.ID]
+	line := mark + " " + SanitizeLine(head)
+	if subject != "" {
+		line += " " + styleMuted.Render(SanitizeLine(subject))
+	}
+	p.line(depth, ansi.Truncate(line, max(p.md.width-2*depth, 20), "…"))
 }
 
 func (p *printer) todos(todos []toolmark.Todo) {
@@ -353,6 +470,9 @@ func escapeJSONControls(b []byte) []byte {
 
 // finish ends the output on a line of its own.
 func (p *printer) finish() {
+	if p.mode == OutputRendered {
+		p.renderText("", true)
+	}
 	if p.mode != OutputJSON && !p.atBOL {
 		io.WriteString(p.out, "\n")
 		p.atBOL = true

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/toolmark/toolmark"
@@ -33,7 +34,8 @@ quits; /list opens an earlier conversation, /new starts one, /quit quits.
 
 With -m TEXT (or a message argument), or -m - to read the message from
 standard input, it sends one message, prints the answer as it streams and
-exits. --quiet prints only the answer, --json one JSON event per line.
+exits: rendered in a terminal, plain markdown when the output is piped.
+--quiet prints only the answer, --json one JSON event per line.
 When standard input or output is not a terminal and no -m is given, it
 reads messages line by line.
 
@@ -41,7 +43,8 @@ Exit codes: 0 the answer completed, 1 it failed (or another error),
 2 usage, 3 the answer was cancelled, 4 not authorised, 5 server unreachable.
 
 Environment: TOOLMARK_SERVER (default for --server), TOOLMARK_TOKEN
-(default for --token).
+(default for --token), GLAMOUR_STYLE (the markdown style, "dark" or
+"light"; by default the terminal's background picks one).
 
 flags:
 `
@@ -117,8 +120,13 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *message != "" && fs.NArg() > 0 {
 		return usage("give the message with -m or as arguments, not both")
 	}
+	messageGiven := fs.NArg() > 0
+	fs.Visit(func(f *flag.Flag) { messageGiven = messageGiven || f.Name == "m" })
 	if *message == "" && fs.NArg() > 0 {
 		*message = strings.Join(fs.Args(), " ")
+	}
+	if messageGiven && strings.TrimSpace(*message) == "" {
+		return usage("the message is empty: give the text to send after -m, or leave -m out to chat")
 	}
 	if *asJSON && *quiet {
 		return usage("--json and --quiet exclude each other")
@@ -163,6 +171,11 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		opts.Output = tui.OutputJSON
 	case *quiet:
 		opts.Output = tui.OutputQuiet
+	case *message != "" && isTerminal(stdout):
+		// In a terminal the answer is rendered as the full-screen client
+		// renders it; piped, it stays the plain markdown.
+		opts.Output = tui.OutputRendered
+		opts.Style, opts.Width = terminalStyle(stdin, stdout)
 	}
 	if *message != "" {
 		_, err := tui.Once(root, opts, *message)
@@ -190,6 +203,30 @@ func listConversations(ctx context.Context, c *client.Client, w io.Writer) error
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", cv.ID, cv.UpdatedAt.Local().Format(time.DateTime), tui.SanitizeLine(cv.Title))
 	}
 	return tw.Flush()
+}
+
+// terminalStyle is the markdown style for the terminal on out — GLAMOUR_STYLE,
+// or light or dark after the terminal's background — and its width.
+func terminalStyle(in io.Reader, out io.Writer) (style string, width int) {
+	o, _ := out.(*os.File)
+	if o == nil {
+		return "dark", 80
+	}
+	width = 80
+	if w, _, err := term.GetSize(o.Fd()); err == nil && w > 0 {
+		width = w
+	}
+	if style = os.Getenv("GLAMOUR_STYLE"); style != "" {
+		return style, width
+	}
+	i, _ := in.(*os.File)
+	if i == nil || !isTerminal(i) {
+		i = o // a terminal answers on the descriptor it was asked on
+	}
+	if lipgloss.HasDarkBackground(i, o) {
+		return "dark", width
+	}
+	return "light", width
 }
 
 // isTerminal reports whether f is a terminal.
