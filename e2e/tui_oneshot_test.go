@@ -45,9 +45,12 @@ func TestTUIOneShotRendered(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 2 * time.Millisecond})
 	const question = "How does a client resume the event stream?"
 	captures := map[string]string{}
+	run := func(o termOptions) (*term, string) {
+		tm := startTermWith(t, srv.URL, 100, 50, o, "-m", question)
+		return tm, tm.waitText("EXIT=")
+	}
 	for _, style := range []string{"dark", "light"} {
-		tm := startTermEnv(t, srv.URL, 100, 50, []string{"GLAMOUR_STYLE=" + style}, "-m", question)
-		screen := tm.waitText("EXIT=")
+		tm, screen := run(termOptions{env: []string{"GLAMOUR_STYLE=" + style}})
 		if !strings.Contains(screen, "EXIT=0") {
 			t.Fatalf("%s: the answer did not complete:\n%s", style, screen)
 		}
@@ -70,6 +73,24 @@ func TestTUIOneShotRendered(t *testing.T) {
 		}
 	}
 	if captures["dark"] == captures["light"] {
-		t.Error("GLAMOUR_STYLE=light and dark print the same colours")
+		t.Fatal("GLAMOUR_STYLE=light and dark print the same colours")
 	}
+
+	// Without GLAMOUR_STYLE the terminal's background picks the style.
+	for style, bg := range map[string]string{"dark": "#000000", "light": "#ffffff"} {
+		tm, _ := run(termOptions{background: bg})
+		// The conversation's id differs: compare from the answer on.
+		got, want := fromAnswer(tm.screenANSI()), fromAnswer(captures[style])
+		if got != want {
+			t.Errorf("on a %s background the answer is not in the %s style:\n%s\nwant:\n%s", bg, style, got, want)
+		}
+	}
+}
+
+// fromAnswer is a screen from its first tool-call line on.
+func fromAnswer(screen string) string {
+	if i := strings.Index(screen, "Searching"); i >= 0 {
+		return screen[i:]
+	}
+	return screen
 }

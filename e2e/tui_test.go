@@ -36,12 +36,17 @@ var termCount atomic.Int32
 // When the client exits, the pane shows "EXIT=<code>".
 func startTerm(t *testing.T, url string, w, h int, args ...string) *term {
 	t.Helper()
-	return startTermEnv(t, url, w, h, nil, args...)
+	return startTermWith(t, url, w, h, termOptions{}, args...)
 }
 
-// startTermEnv is startTerm with environment variables (NAME=value) set
-// for the client.
-func startTermEnv(t *testing.T, url string, w, h int, env []string, args ...string) *term {
+// termOptions set up the terminal of startTermWith.
+type termOptions struct {
+	env        []string // environment variables of the client, NAME=value
+	background string   // the terminal's background colour ("#ffffff"), which tmux tells a client that asks
+}
+
+// startTermWith is startTerm in a terminal set up as o says.
+func startTermWith(t *testing.T, url string, w, h int, o termOptions, args ...string) *term {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -57,7 +62,7 @@ func startTermEnv(t *testing.T, url string, w, h int, env []string, args ...stri
 		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	exports := "export TOOLMARK_SERVER= TOOLMARK_TOKEN="
-	for _, e := range env {
+	for _, e := range o.env {
 		exports += " '" + strings.ReplaceAll(e, "'", `'\''`) + "'"
 	}
 	body := exports + "\n" + strings.Join(quoted, " ") + "\necho \"EXIT=$?\"\nsleep 600\n"
@@ -67,6 +72,9 @@ func startTermEnv(t *testing.T, url string, w, h int, env []string, args ...stri
 	tm.tmux("new-session", "-d", "-s", "t", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "sh -c 'read go; exec sh "+script+"'")
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	tm.tmux("pipe-pane", "-o", "-t", "t", "cat >> "+tm.raw)
+	if o.background != "" {
+		tm.tmux("set-option", "-g", "window-style", "bg="+o.background)
+	}
 	tm.tmux("send-keys", "-t", "t", "Enter")
 	return tm
 }
