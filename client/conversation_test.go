@@ -36,12 +36,12 @@ func (c *changes) all() [][]client.ConversationMessage {
 	return c.snaps
 }
 
-// TestConversationSend: against a real server, Send creates the
+// TestClientConversationSend: against a real server, Send creates the
 // conversation, adds the question and the answer, and calls OnChange once
 // when they are added and once per event of the turn; the answer grows in
 // place; the snapshots taken earlier never change; the end state is what
 // the server stored, as a fresh Load shows it.
-func TestConversationSend(t *testing.T) {
+func TestClientConversationSend(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: time.Millisecond})
 	c := client.New(srv.URL)
 	ctx := context.Background()
@@ -166,10 +166,10 @@ func TestConversationSend(t *testing.T) {
 	}
 }
 
-// TestConversationResumeAndCancel: Load finds a turn that runs and Resume
+// TestClientConversationResumeAndCancel: Load finds a turn that runs and Resume
 // follows it from where its answer stood to its end; Cancel during a Send
 // ends the answer cancelled; a second call while one runs gets ErrBusy.
-func TestConversationResumeAndCancel(t *testing.T) {
+func TestClientConversationResumeAndCancel(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
 	c := client.New(srv.URL)
 	ctx := context.Background()
@@ -261,5 +261,64 @@ func TestConversationResumeAndCancel(t *testing.T) {
 	msgs := cv2.Messages()
 	if got := msgs[len(msgs)-1]; got.Status != toolmark.MessageCancelled {
 		t.Errorf("the answer is %s after a cancel", got.Status)
+	}
+}
+
+// TestClientStreamContentAndStart: against a real server whose answer has
+// a text delta of only blank lines between its tool calls, Content never
+// gets a piece of only whitespace and its pieces add up to the answer;
+// Start gets every call with its name and a title.
+func TestClientStreamContentAndStart(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	conv, err := c.CreateConversation(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := c.PostTurn(ctx, conv.ID, "Compare resuming with cancelling, and explain snapshots.", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined string
+	var starts []client.ToolStart
+	acc, err := c.Stream(ctx, ti.Turn.ID, &client.Handlers{
+		Content: func(chunk, accumulated string) {
+			if strings.TrimSpace(chunk) == "" {
+				t.Errorf("Content got a piece of only whitespace: %q", chunk)
+			}
+			joined += chunk
+			if joined != accumulated {
+				t.Errorf("the pieces add up to %q, accumulated is %q", joined, accumulated)
+			}
+		},
+		Start: func(s client.ToolStart) { starts = append(starts, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blank := 0
+	for ev, err := range c.Events(ctx, ti.Turn.ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := ev.Data.(toolmark.TextDeltaData); ok && strings.TrimSpace(d.Text) == "" {
+			blank++
+		}
+	}
+	if blank == 0 {
+		t.Fatal("the server's answer has no text delta of only whitespace: the test checks nothing")
+	}
+	if joined != strings.TrimRight(acc.Text(), " \t\r\n") {
+		t.Errorf("the pieces\n%q\nare not the answer\n%q", joined, acc.Text())
+	}
+	calls := acc.ToolCalls()
+	if len(starts) != len(calls) || len(calls) == 0 {
+		t.Fatalf("%d starts for %d calls", len(starts), len(calls))
+	}
+	for i, s := range starts {
+		if s.ID != calls[i].ID || s.Name != calls[i].Name || s.Name == "" || s.Title == "" || s.ParentID != calls[i].ParentID {
+			t.Errorf("start %d: %+v for call %s %s", i, s, calls[i].ID, calls[i].Name)
+		}
 	}
 }

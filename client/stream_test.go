@@ -67,10 +67,10 @@ func (r *contentRecorder) content(chunk, accumulated string) {
 	}
 }
 
-// TestContentHoldsWhitespace: the blank lines between tool calls and at
+// TestClientContentHoldsWhitespace: the blank lines between tool calls and at
 // the end of an answer never reach Content alone; those between come in
 // front of the text that follows them.
-func TestContentHoldsWhitespace(t *testing.T) {
+func TestClientContentHoldsWhitespace(t *testing.T) {
 	drafts := []toolmark.Draft{
 		{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: "demo"}},
 		text("\n"), // before any text: held too
@@ -113,10 +113,10 @@ func TestContentHoldsWhitespace(t *testing.T) {
 	}
 }
 
-// TestContentHoldsWhitespaceAcrossSnapshot: a snapshot that adds only
+// TestClientContentHoldsWhitespaceAcrossSnapshot: a snapshot that adds only
 // whitespace gives nothing; text after it comes with that whitespace; a
 // snapshot that replaces the text gives it whole.
-func TestContentHoldsWhitespaceAcrossSnapshot(t *testing.T) {
+func TestClientContentHoldsWhitespaceAcrossSnapshot(t *testing.T) {
 	rec := &contentRecorder{t: t}
 	acc := NewAccumulator(&Handlers{Content: rec.content})
 	add := func(ev Event) {
@@ -150,10 +150,10 @@ func TestContentHoldsWhitespaceAcrossSnapshot(t *testing.T) {
 	}
 }
 
-// TestStartHasNameAndTitle: Start gets the tool's name and the status
+// TestClientStartHasNameAndTitle: Start gets the tool's name and the status
 // text the server wrote, or the one the tag gives when it wrote none; each
 // ToolCall update has the title of its stage.
-func TestStartHasNameAndTitle(t *testing.T) {
+func TestClientStartHasNameAndTitle(t *testing.T) {
 	drafts := []toolmark.Draft{{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: "demo"}}}
 	drafts = append(drafts, toolCall("c1", "search_documents", "Preparing the search…")...)
 	drafts = append(drafts, toolCall("c2", "lookup_weather", "")...)
