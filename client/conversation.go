@@ -307,15 +307,15 @@ func (cv *Conversation) Resume(ctx context.Context) (toolmark.TurnEndData, error
 	defer cv.release()
 	cv.mu.Lock()
 	t := cv.running
-	var answer *ConversationMessage
+	var answer Message
 	if t != nil {
-		answer = cv.answerLocked(*t)
+		answer = cv.answerLocked(*t).Message
 	}
 	cv.mu.Unlock()
 	if t == nil {
 		return toolmark.TurnEndData{}, nil
 	}
-	acc, err := AccumulatorOf(answer.Message)
+	acc, err := AccumulatorOf(answer)
 	if err != nil {
 		return toolmark.TurnEndData{}, err
 	}

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -320,5 +321,58 @@ func TestClientStreamContentAndStart(t *testing.T) {
 		if s.ID != calls[i].ID || s.Name != calls[i].Name || s.Name == "" || s.Title == "" || s.ParentID != calls[i].ParentID {
 			t.Errorf("start %d: %+v for call %s %s", i, s, calls[i].ID, calls[i].Name)
 		}
+	}
+}
+
+// TestClientConversationLoadOlder: Load gets the latest page, LoadOlder
+// puts the page before it in front, until More is false; OnChange follows
+// each.
+func TestClientConversationLoadOlder(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	const turns = 27 // the server's page is 50 messages
+	convID := ""
+	for i := range turns {
+		res, err := c.Chat(ctx, convID, "Question "+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		convID = res.ConversationID
+	}
+	var changes atomic.Int32
+	cv := client.NewConversation(c, convID, func(*client.Conversation) { changes.Add(1) })
+	if err := cv.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := cv.Messages()
+	if !cv.More() || len(first) >= 2*turns {
+		t.Fatalf("Load got %d messages, more %v: the test needs more than a page", len(first), cv.More())
+	}
+	for cv.More() {
+		if err := cv.LoadOlder(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := cv.Messages()
+	if len(all) != 2*turns {
+		t.Fatalf("%d messages after LoadOlder, want %d", len(all), 2*turns)
+	}
+	for i := range turns {
+		if q := all[2*i]; q.Role != toolmark.RoleUser || q.Text != "Question "+strconv.Itoa(i) {
+			t.Errorf("message %d: %s %q", 2*i, q.Role, q.Text)
+		}
+		if a := all[2*i+1]; a.Role != toolmark.RoleAssistant || a.Status != toolmark.MessageComplete || a.Text == "" {
+			t.Errorf("message %d: %s %s %q", 2*i+1, a.Role, a.Status, a.Text)
+		}
+	}
+	if all[len(all)-1].ID != first[len(first)-1].ID {
+		t.Error("the latest message moved")
+	}
+	if n := changes.Load(); n < 2 {
+		t.Errorf("OnChange was called %d times for a Load and a LoadOlder", n)
+	}
+	if err := cv.LoadOlder(ctx); err != nil || len(cv.Messages()) != 2*turns {
+		t.Errorf("LoadOlder with nothing older: %v, %d messages", err, len(cv.Messages()))
 	}
 }
