@@ -105,6 +105,9 @@ type Message struct {
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
 	Usage     *toolmark.Usage           `json:"usage,omitempty"` // the answer's tokens, once its turn ended
+	// Error is, for an answer whose turn failed, the sentence its end
+	// carried (what happened and what to do).
+	Error string `json:"error,omitempty"`
 }
 
 // ConversationPage is a conversation with a page of its messages (the

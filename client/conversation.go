@@ -47,8 +47,9 @@ type Conversation struct {
 
 // ConversationMessage is a message of a Conversation: the message as the
 // server stores it and, for the answer being written, as it stands now
-// (Content, Status, Seq, ToolCalls and Todos so far; HTML and Usage only
-// once loaded from the server), with its text and tool calls ready to show.
+// (Content, Status, Seq, ToolCalls and Todos so far, Usage and a failed
+// turn's Error at its end; HTML only once loaded from the server), with
+// its text and tool calls ready to show.
 type ConversationMessage struct {
 	Message
 	// Text is the message as a reader sees it: the content without its
@@ -370,8 +371,13 @@ func (cv *Conversation) apply(t toolmark.Turn, acc *Accumulator) {
 	m.Status = toolmark.MessageStreaming
 	if st := acc.Status(); st.Final() {
 		m.Status = st.MessageStatus()
-		if end, ok := acc.End(); ok && end.Usage != nil {
-			m.Usage = end.Usage
+		if end, ok := acc.End(); ok {
+			if end.Usage != nil {
+				m.Usage = end.Usage
+			}
+			if st == toolmark.TurnFailed {
+				m.Error = end.Error
+			}
 		}
 	}
 	m.Text = acc.Text()

@@ -3,6 +3,9 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/app"
 	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/internal/testserver"
 	"github.com/toolmark/toolmark/toolcallmarkup"
@@ -374,5 +378,39 @@ func TestClientConversationLoadOlder(t *testing.T) {
 	}
 	if err := cv.LoadOlder(ctx); err != nil || len(cv.Messages()) != 2*turns {
 		t.Errorf("LoadOlder with nothing older: %v, %d messages", err, len(cv.Messages()))
+	}
+}
+
+// TestClientConversationFailed: an answer whose model refuses ends failed
+// with the server's sentence in Error, as a fresh Load shows it too.
+func TestClientConversationFailed(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"the model refuses","type":"invalid_request_error"}}`)
+	}))
+	defer model.Close()
+	srv := testserver.Start(t, testserver.Options{Model: &app.ModelConfig{Provider: "openai", BaseURL: model.URL + "/v1", APIKey: "k", Name: "m"}})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	cv := client.NewConversation(c, "", nil)
+	end, err := cv.Send(ctx, "What is a lease?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != toolmark.TurnFailed || end.Error == "" {
+		t.Fatalf("the turn ended %+v, want failed with a sentence", end)
+	}
+	msgs := cv.Messages()
+	if got := msgs[len(msgs)-1]; got.Status != toolmark.MessageFailed || got.Error != end.Error {
+		t.Errorf("the answer is %s with error %q, want failed with %q", got.Status, got.Error, end.Error)
+	}
+	fresh := client.NewConversation(c, cv.ID(), nil)
+	if err := fresh.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stored := fresh.Messages()
+	if got := stored[len(stored)-1]; got.Status != toolmark.MessageFailed || got.Error != end.Error {
+		t.Errorf("loaded, the answer is %s with error %q, want failed with %q", got.Status, got.Error, end.Error)
 	}
 }
