@@ -35,7 +35,13 @@ func TestTUILongAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	tm := startTerm(t, srv.URL, 120, 50)
+	// TOOLMARK_TUI_CPUPROFILE=FILE profiles the client (go tool pprof).
+	var opts termOptions
+	profile := os.Getenv("TOOLMARK_TUI_CPUPROFILE")
+	if profile != "" {
+		opts.env = []string{"TOOLMARK_CPUPROFILE=" + profile}
+	}
+	tm := startTermWith(t, srv.URL, 120, 50, opts)
 	tm.waitText("offline demo model")
 	tm.typeLine("Write a long answer.")
 	c := client.New(srv.URL)
@@ -61,6 +67,10 @@ func TestTUILongAnswer(t *testing.T) {
 	lag := time.Since(end)
 	cpu := processCPU(t, pid)
 	t.Logf("40 KB answer: the screen showed its end %v after the server's end; the client used %v of CPU", lag.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	if profile != "" {
+		tm.typeLine("/quit")
+		tm.waitText("EXIT=")
+	}
 }
 
 // clientPID finds the toolmark chat process of a terminal.

@@ -15,18 +15,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/toolmark/toolmark/simplifiedagent"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
+
+	"github.com/toolmark/toolmark/simplifiedagent"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := cpuProfile(os.Getenv("TOOLMARK_CPUPROFILE"))
 	err := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "toolmark:", err)
@@ -51,6 +55,7 @@ Usage:
 Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server
   TOOLMARK_SEARXNG_URL   a SearxNG server for the web_search tool
+  TOOLMARK_CPUPROFILE    write the command's CPU profile to this file (go tool pprof)
 ` + modelEnvHelp
 
 // modelEnvHelp lists the variables that choose the model, for toolmark -h
@@ -131,4 +136,27 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// cpuProfile writes the CPU profile of the whole command to file, when
+// set (TOOLMARK_CPUPROFILE: any command, the terminal client included, for
+// go tool pprof); it returns the function that ends it.
+func cpuProfile(file string) func() {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "toolmark: TOOLMARK_CPUPROFILE:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "toolmark: TOOLMARK_CPUPROFILE:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
