@@ -33,7 +33,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("connecting to %s: %w", cfg.Server, err)
 	}
 	m := newModel(ctx, cfg, info)
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	// The screen is drawn at most at frameInterval's rate: a streaming
+	// answer changes it no faster.
+	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(int(time.Second/frameInterval))).Run()
 	m.stream.stop()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil

@@ -27,9 +27,11 @@ type entry struct {
 	rendered [2]string
 }
 
-// frameInterval is the least time between two draws of a streaming turn:
-// about the frame rate a terminal shows.
-const frameInterval = 33 * time.Millisecond
+// frameInterval is the least time between two draws of a streaming turn
+// (15 a second): text still streams smoothly at it, and each draw repaints
+// a screen that scrolls as a whole — the most costly part of following a
+// long answer.
+const frameInterval = 66 * time.Millisecond
 
 // frameMsg asks for the draw a streaming turn's change put off.
 type frameMsg struct{}
@@ -197,7 +199,9 @@ func (c *chat) entryView(e *entry, frozen bool) string {
 		frame = "…"
 	}
 	if ans := c.r.turn(turnView{acc: e.acc, expanded: c.expanded, frame: frame}); ans != "" {
-		b.WriteString(ans + "\n")
+		b.Grow(len(ans) + 256)
+		b.WriteString(ans)
+		b.WriteByte('\n')
 	}
 	switch {
 	case e.running && frozen:

@@ -17,6 +17,11 @@ const maxComposerLines = 6
 // whole. Enter sends; a line starting with / is a command.
 type composer struct {
 	ta textarea.Model
+	// shown is the textarea's last view, kept while nothing changed it: the
+	// program asks for the whole screen after every message, most of them
+	// a streaming answer's.
+	shown string
+	fresh bool
 }
 
 func newComposer() composer {
@@ -33,9 +38,15 @@ func newComposer() composer {
 	return composer{ta: ta}
 }
 
-func (c *composer) focus() tea.Cmd { return c.ta.Focus() }
+func (c *composer) focus() tea.Cmd {
+	c.fresh = false
+	return c.ta.Focus()
+}
 
-func (c *composer) setWidth(w int) { c.ta.SetWidth(max(w-2, 10)) }
+func (c *composer) setWidth(w int) {
+	c.fresh = false
+	c.ta.SetWidth(max(w-2, 10))
+}
 
 // height is the composer's height in lines.
 func (c *composer) height() int { return max(c.ta.Height(), 1) }
@@ -44,11 +55,15 @@ func (c *composer) value() string { return c.ta.Value() }
 
 func (c *composer) empty() bool { return strings.TrimSpace(c.ta.Value()) == "" }
 
-func (c *composer) reset() { c.ta.Reset() }
+func (c *composer) reset() {
+	c.fresh = false
+	c.ta.Reset()
+}
 
 // set puts text in the composer (a message that could not be sent, a
 // question to edit), the cursor at its end.
 func (c *composer) set(text string) {
+	c.fresh = false
 	c.ta.SetValue(text)
 	c.ta.MoveToEnd()
 }
@@ -56,6 +71,7 @@ func (c *composer) set(text string) {
 // update passes a key to the textarea.
 func (c *composer) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	c.fresh = false
 	c.ta, cmd = c.ta.Update(msg)
 	return cmd
 }
@@ -63,7 +79,12 @@ func (c *composer) update(msg tea.Msg) tea.Cmd {
 // paste inserts pasted text as it is.
 func (c *composer) paste(p tea.PasteMsg) { _ = c.update(p) }
 
-func (c *composer) view() string { return c.ta.View() }
+func (c *composer) view() string {
+	if !c.fresh {
+		c.shown, c.fresh = c.ta.View(), true
+	}
+	return c.shown
+}
 
 // command is one of the composer's commands.
 type command struct {

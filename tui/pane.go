@@ -16,31 +16,45 @@ type pane struct {
 	lines         []string
 	width, height int
 	y             int // the first line shown
+
+	shown string // the last view, kept until the lines, size or position change
+	fresh bool
 }
 
 // setSize sets the pane's size.
 func (p *pane) setSize(width, height int) {
 	p.width, p.height = width, max(height, 1)
 	p.clamp()
+	p.fresh = false
 }
 
 // setContent replaces the lines.
 func (p *pane) setContent(s string) {
 	p.lines = strings.Split(s, "\n")
 	p.clamp()
+	p.fresh = false
 }
 
 func (p *pane) maxY() int { return max(len(p.lines)-p.height, 0) }
 
-func (p *pane) clamp() { p.y = min(max(p.y, 0), p.maxY()) }
+func (p *pane) clamp() {
+	if y := min(max(p.y, 0), p.maxY()); y != p.y {
+		p.y, p.fresh = y, false
+	}
+}
 
 func (p *pane) atTop() bool    { return p.y == 0 }
 func (p *pane) atBottom() bool { return p.y >= p.maxY() }
 
-func (p *pane) gotoBottom() { p.y = p.maxY() }
+func (p *pane) gotoBottom() {
+	if y := p.maxY(); y != p.y {
+		p.y, p.fresh = y, false
+	}
+}
 
 func (p *pane) scroll(n int) {
 	p.y += n
+	p.fresh = false
 	p.clamp()
 }
 
@@ -52,12 +66,18 @@ func (p *pane) lineCount() int { return len(p.lines) }
 
 // view renders the lines shown, each cut to the width, padded to the
 // height.
+// The program asks for the view after every message (each streamed
+// event); it is made again only when something it shows changed.
 func (p *pane) view() string {
+	if p.fresh {
+		return p.shown
+	}
 	out := make([]string, p.height)
 	for i := range out {
 		if k := p.y + i; k < len(p.lines) {
 			out[i] = ansi.Truncate(p.lines[k], p.width, "…")
 		}
 	}
-	return strings.Join(out, "\n")
+	p.shown, p.fresh = strings.Join(out, "\n"), true
+	return p.shown
 }

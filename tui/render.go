@@ -193,6 +193,7 @@ type turnView struct {
 // turn renders a turn's answer.
 func (r *renderer) turn(v turnView) string {
 	var b strings.Builder
+	b.Grow(len(r.done.out) + 4096) // the rendered answer so far, and room for its trailing block
 	if todos := v.acc.Todos(); len(todos) > 0 {
 		b.WriteString(r.todos(todos))
 		b.WriteString("\n")
