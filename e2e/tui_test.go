@@ -141,7 +141,7 @@ var toolLineRE = regexp.MustCompile(`(?m)^\s*([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✓
 // expanded view frozen while the turn streams and live again on switching
 // back, and one final mark per tool call at the end.
 func TestTUILive(t *testing.T) {
-	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 80 * time.Millisecond})
 	tm := startTerm(t, srv.URL, 120, 60)
 	tm.waitText("offline demo model")
 	tm.typeLine("Compare resuming with cancelling, and explain snapshots.")
