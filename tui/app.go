@@ -120,6 +120,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.chat.resize(m.width, m.bodyHeight())
 		return m, nil
 	case tea.BackgroundColorMsg:
+		m.input.setDark(msg.IsDark())
 		if m.cfg.Style == "" {
 			style := "light"
 			if msg.IsDark() {

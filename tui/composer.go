@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -35,7 +36,19 @@ func newComposer() composer {
 	ta.MaxHeight = maxComposerLines
 	ta.SetHeight(1)
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line"))
-	return composer{ta: ta}
+	c := composer{ta: ta}
+	c.setDark(true)
+	return c
+}
+
+// setDark styles the composer for a dark or a light terminal background
+// (the line being typed is not highlighted: on a light terminal textarea's
+// dark default made it a black bar).
+func (c *composer) setDark(dark bool) {
+	s := textarea.DefaultStyles(dark)
+	s.Focused.CursorLine = lipgloss.NewStyle()
+	c.ta.SetStyles(s)
+	c.fresh = false
 }
 
 func (c *composer) focus() tea.Cmd {
