@@ -152,10 +152,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// ends it.
 		signal.Ignore(os.Interrupt)
 		defer signal.Reset(os.Interrupt)
-		// The full-screen client's heap is small and mostly short-lived
-		// strings of the frames it draws: collecting at 4× the live heap
-		// instead of 2× halves the collector's share of its CPU.
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(400) // a small heap of short-lived frames: collect half as often
 		return chatExit(tui.Run(ctx, tui.Config{Client: c, ConversationID: *convID, Server: *server, Style: os.Getenv("GLAMOUR_STYLE")}))
 	}
 
