@@ -55,6 +55,14 @@ func (r *turnWriter) emit(typ toolmark.EventType, data any) {
 	mustCommitAs(r.tb, r.db, r.owner, r.draft(toolmark.Draft{Type: typ, Data: data}))
 }
 
+// emitCall logs a tool-call event as the agent does: with the call its
+// markup was formatted from (the live state takes it as it is; whoever
+// rebuilds the state from the log parses the markup).
+func (r *turnWriter) emitCall(typ toolmark.EventType, data toolmark.ToolCallData, tc toolcallmarkup.ToolCall) {
+	r.tb.Helper()
+	mustCommitAs(r.tb, r.db, r.owner, r.draft(toolmark.Draft{Type: typ, Data: data, Tag: tc}))
+}
+
 func (r *turnWriter) text(s string) {
 	r.tb.Helper()
 	if out := r.nz.Write(s); out != "" {
@@ -75,8 +83,9 @@ func (r *turnWriter) start(tc toolcallmarkup.ToolCall) {
 	if tc.Status == "" {
 		tc.Status = toolcallmarkup.StatusPending
 	}
-	r.emit(toolmark.EventToolCallStarted, toolmark.ToolCallData{ToolCallID: tc.ID, ParentID: tc.ParentID, Name: tc.Type,
-		Status: string(tc.Status), Markup: toolcallmarkup.OpenTag(tc)})
+	tc = toolcallmarkup.Normalize(tc)
+	r.emitCall(toolmark.EventToolCallStarted, toolmark.ToolCallData{ToolCallID: tc.ID, ParentID: tc.ParentID, Name: tc.Type,
+		Status: string(tc.Status), Markup: toolcallmarkup.OpenTag(tc)}, tc)
 }
 
 func (r *turnWriter) update(id string, typ toolmark.EventType, u toolcallmarkup.Update) {
@@ -93,8 +102,8 @@ func (r *turnWriter) update(id string, typ toolmark.EventType, u toolcallmarkup.
 	if err != nil {
 		r.tb.Fatalf("ApplyUpdate(%s): %v", id, err)
 	}
-	r.emit(typ, toolmark.ToolCallData{ToolCallID: id, ParentID: tc.ParentID, Name: c.Name, Status: string(next.Status),
-		Markup: toolcallmarkup.OpenTag(next), Error: u.Error})
+	r.emitCall(typ, toolmark.ToolCallData{ToolCallID: id, ParentID: tc.ParentID, Name: c.Name, Status: string(next.Status),
+		Markup: toolcallmarkup.OpenTag(next), Error: u.Error}, next)
 }
 
 // finish ends the turn as the runner does: the open tags and todos are

@@ -210,7 +210,15 @@ func (d *Document) escapeSplitTag(s string) {
 // opening tag. An empty status means pending. Held-back text is flushed
 // first (call Flush before Start to learn it). It fails if tc is invalid,
 // the id exists, or the parent is missing or final.
-func (d *Document) Start(tc ToolCall) (string, error) {
+func (d *Document) Start(tc ToolCall) (string, error) { return d.start(tc, "") }
+
+// StartFormatted is Start for a writer that formatted the call's opening
+// tag already (it sends it in its event): open must be
+// OpenTag(Normalize(tc)) with tc's status set, and is kept as it is — the
+// tag is not formatted a second time.
+func (d *Document) StartFormatted(tc ToolCall, open string) (string, error) { return d.start(tc, open) }
+
+func (d *Document) start(tc ToolCall, open string) (string, error) {
 	if tc.Status == "" {
 		tc.Status = StatusPending
 	}
@@ -233,7 +241,10 @@ func (d *Document) Start(tc ToolCall) (string, error) {
 	}
 	d.Flush()
 	tc = Normalize(tc)
-	n := &node{tc: tc, open: OpenTag(tc), closed: true}
+	if open == "" {
+		open = OpenTag(tc)
+	}
+	n := &node{tc: tc, open: open, closed: true}
 	d.closeTrailing(parent)
 	parent.items = append(parent.items, item{n: n})
 	d.byID[tc.ID] = n
@@ -244,7 +255,17 @@ func (d *Document) Start(tc ToolCall) (string, error) {
 // Update changes the tag of call id and returns its new opening tag. A final
 // tag never changes (ErrFinal); a status never moves backwards
 // (ErrTransition). On error the content is as it was.
-func (d *Document) Update(id string, u Update) (string, error) {
+func (d *Document) Update(id string, u Update) (string, error) { return d.update(id, u, "") }
+
+// UpdateFormatted is Update for a writer that formatted the new opening tag
+// already: open must be OpenTag of the call with u applied, and is kept as
+// it is. (A tag read from stored content whose parent it did not name is
+// formatted again: its stored form differs.)
+func (d *Document) UpdateFormatted(id string, u Update, open string) (string, error) {
+	return d.update(id, u, open)
+}
+
+func (d *Document) update(id string, u Update, open string) (string, error) {
 	n, ok := d.byID[id]
 	if !ok {
 		return "", fmt.Errorf("%q: %w", id, ErrNotFound)
@@ -253,16 +274,20 @@ func (d *Document) Update(id string, u Update) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%q: %w", id, err)
 	}
-	d.set(n, tc)
+	d.set(n, tc, open)
 	return n.open, nil
 }
 
-func (d *Document) set(n *node, tc ToolCall) {
+// set gives n the call tc, with its opening tag open ("": formatted here).
+func (d *Document) set(n *node, tc ToolCall, open string) {
 	w := tc
 	if n.implicitParent {
 		w.ParentID = ""
+		open = ""
 	}
-	open := OpenTag(w)
+	if open == "" {
+		open = OpenTag(w)
+	}
 	d.size += len(open) - len(n.open)
 	n.tc, n.open = tc, open
 }
@@ -284,7 +309,7 @@ func (d *Document) Finalize(s Status, errText string) []string {
 		if err != nil {
 			continue
 		}
-		d.set(n, tc)
+		d.set(n, tc, "")
 		ids = append(ids, n.tc.ID)
 	}
 	return ids

@@ -1,6 +1,7 @@
 package turnstate_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,25 +54,43 @@ func TestBubble(t *testing.T) {
 }
 
 // TestApplyTakesTheTag: a draft that carries the call its markup was
-// formatted from is applied without parsing the markup (the write path),
-// and gives the state that parsing would.
+// formatted from (the write path) gives the state that parsing the markup
+// would, through a start and updates, without parsing the markup or
+// formatting the tag again.
 func TestApplyTakesTheTag(t *testing.T) {
-	tc := toolcallmarkup.ToolCall{Type: "search_documents", Status: toolcallmarkup.StatusRunning, ID: "c1",
+	tc := toolcallmarkup.ToolCall{Type: "search_documents", Status: toolcallmarkup.StatusPending, ID: "c1",
 		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "resume & <more>"}}}
-	markup := toolcallmarkup.OpenTag(tc)
+	running := tc
+	running.Status = toolcallmarkup.StatusRunning
+	done := running
+	done.Status = toolcallmarkup.StatusSuccess
+	done.Attrs = append(append([]toolcallmarkup.Attr(nil), tc.Attrs...), toolcallmarkup.Attr{Key: "count", Value: "3"})
+	steps := []struct {
+		typ toolmark.EventType
+		tc  toolcallmarkup.ToolCall
+	}{{toolmark.EventToolCallStarted, tc}, {toolmark.EventToolCallRunning, running}, {toolmark.EventToolCallSuccess, done}}
 	parsed, tagged := turnstate.New(), turnstate.New()
-	d := toolmark.Draft{Type: toolmark.EventToolCallStarted, Data: toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type,
-		Status: string(tc.Status), Markup: markup}}
-	if err := parsed.Apply(d, time.Now()); err != nil {
-		t.Fatal(err)
+	for _, st := range steps {
+		data := toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type, Status: string(st.tc.Status), Markup: toolcallmarkup.OpenTag(st.tc)}
+		if err := parsed.Apply(toolmark.Draft{Type: st.typ, Data: data}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := tagged.Apply(toolmark.Draft{Type: st.typ, Data: data, Tag: st.tc}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if parsed.Content() != tagged.Content() {
+			t.Fatalf("%s: tagged %q, parsed %q", st.typ, tagged.Content(), parsed.Content())
+		}
 	}
-	// The markup of the tagged draft does not even parse: only the tag is used.
-	d.Data = toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type, Status: string(tc.Status), Markup: "<ToolCall"}
-	d.Tag = tc
-	if err := tagged.Apply(d, time.Now()); err != nil {
-		t.Fatalf("a tagged draft's markup was parsed: %v", err)
-	}
-	if parsed.Content() != tagged.Content() {
-		t.Errorf("tagged %q, parsed %q", tagged.Content(), parsed.Content())
+	// The writer's text is kept as it is: a draft whose markup says more
+	// than its tag shows the markup (the tag was not formatted again), and
+	// a markup that does not parse is not parsed.
+	other := turnstate.New()
+	said := toolcallmarkup.OpenTag(toolcallmarkup.ToolCall{Type: "search_documents", Status: toolcallmarkup.StatusPending, ID: "c1",
+		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "as the writer wrote it"}}})
+	d := toolmark.Draft{Type: toolmark.EventToolCallStarted, Tag: tc,
+		Data: toolmark.ToolCallData{ToolCallID: "c1", Name: tc.Type, Status: "pending", Markup: said}}
+	if err := other.Apply(d, time.Now()); err != nil || !strings.Contains(other.Content(), "as the writer wrote it") {
+		t.Errorf("the writer's markup was not kept: %q, %v", other.Content(), err)
 	}
 }

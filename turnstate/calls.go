@@ -97,13 +97,23 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 			s.retry = ""
 		}
 	}()
+	// A tagged draft's markup is the tag formatted by its writer: the
+	// document keeps it as it is instead of formatting it again.
+	formatted := ""
+	if ok && (data.ParentID == "" || data.ParentID == tc.ParentID) {
+		formatted = data.Markup
+	}
 	if data.ParentID != "" {
 		tc.ParentID = data.ParentID
 	}
 	c := s.byID[tc.ID]
 	var markup string
 	if typ == toolmark.EventToolCallStarted {
-		markup, err = s.doc.Start(tc)
+		if formatted != "" {
+			markup, err = s.doc.StartFormatted(tc, formatted)
+		} else {
+			markup, err = s.doc.Start(tc)
+		}
 		if errors.Is(err, toolcallmarkup.ErrDuplicate) && c != nil {
 			return nil // started already: a replay over a snapshot
 		}
@@ -119,7 +129,12 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 			c.Name = tc.Type
 		}
 	} else {
-		markup, err = s.doc.Update(tc.ID, toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs})
+		u := toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs}
+		if formatted != "" {
+			markup, err = s.doc.UpdateFormatted(tc.ID, u, formatted)
+		} else {
+			markup, err = s.doc.Update(tc.ID, u)
+		}
 		switch {
 		case errors.Is(err, toolcallmarkup.ErrFinal), errors.Is(err, toolcallmarkup.ErrTransition):
 			return nil // applied already
