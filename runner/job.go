@@ -206,13 +206,13 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	}
 	j.mu.Unlock()
 
-	w.Events = make([]store.EventRow, len(pending))
+	w.Events = make([]toolmark.Event, len(pending))
 	frames = make([]fanout.Frame, len(pending))
 	for i, p := range pending {
-		row := eventRow(p.seq, p.d, p.at, j.log)
-		w.Events[i] = row
-		frames[i] = fanout.NewFrame(toolmark.Event{Seq: p.seq, TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID,
-			Type: p.d.Type, Time: p.at, Data: row.Data}, p.d.Data)
+		e := eventOf(p.seq, p.d, p.at, j.log)
+		e.TurnID, e.MessageID = j.turn.ID, j.turn.AssistantMessageID
+		w.Events[i] = e
+		frames[i] = fanout.NewFrame(e, p.d.Data) // the same event, for the followers
 	}
 	return w, frames, true
 }

@@ -59,7 +59,7 @@ func interrupt(t store.LockedTurn, log *slog.Logger) (store.TurnWrite, error) {
 			return w, err
 		}
 		seq++
-		w.Events = append(w.Events, eventRow(seq, d, now, log))
+		w.Events = append(w.Events, eventOf(seq, d, now, log))
 	}
 	ch := st.TakeChanges()
 	w.ToolCalls = closeRows(ch.Calls, t.Snapshot.ToolCalls, now)
@@ -88,8 +88,9 @@ func closeRows(changed, stored []toolmark.ToolCallRecord, now time.Time) []toolm
 	return changed
 }
 
-// eventRow is the stored form of a draft: its data marshalled once.
-func eventRow(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) store.EventRow {
+// eventOf is a draft numbered and timed, its data marshalled once: the
+// event the store logs and the followers receive.
+func eventOf(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) toolmark.Event {
 	data, err := marshalData(d.Data)
 	if err != nil {
 		// A payload that cannot be encoded is a bug of the agent; log it
@@ -97,7 +98,7 @@ func eventRow(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) store
 		log.Error("encoding event data", "type", d.Type, "err", err)
 		data = []byte("{}")
 	}
-	return store.EventRow{Seq: seq, Type: d.Type, Data: data, Time: at}
+	return toolmark.Event{Seq: seq, Type: d.Type, Data: data, Time: at}
 }
 
 // sweep finalises the running turns of replicas that are gone and adopts

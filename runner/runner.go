@@ -243,7 +243,7 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	nt.LeaseOwner, nt.LeaseTTL = r.cfg.Owner, r.cfg.LeaseTTL
-	nt.Queued = &store.EventRow{Seq: 1, Type: toolmark.EventTurnQueued, Data: data, Time: now}
+	nt.Queued = &toolmark.Event{Seq: 1, Type: toolmark.EventTurnQueued, Data: data, Time: now}
 	res, err := r.creates.create(ctx, nt)
 	if err != nil {
 		return toolmark.Turn{}, err

@@ -27,12 +27,12 @@ func BenchmarkCommit(b *testing.B) {
 			for i := range ds {
 				ds[i] = toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "a few words of streamed text, "}}
 			}
-			rows := eventRows(b, 0, ds...)
+			rows := numbered(b, 0, ds...)
 			ws := make([]store.TurnWrite, turns)
 			var seq int64
 			for b.Loop() {
 				for i, tu := range tus {
-					evs := make([]store.EventRow, perTurn)
+					evs := make([]toolmark.Event, perTurn)
 					for k := range evs {
 						evs[k] = rows[k]
 						evs[k].Seq = seq + int64(k) + 1

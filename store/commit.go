@@ -15,23 +15,13 @@ import (
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
-// EventRow is one event as the runner logs it: its seq (the runner, which
-// holds the turn's lease, numbers a turn's events), its type, its data
-// marshalled once, and its time.
-type EventRow struct {
-	Seq  int64
-	Type toolmark.EventType
-	Data json.RawMessage
-	Time time.Time
-}
-
 // TurnWrite is what one turn contributes to a group commit: its new events
 // and what they changed.
 type TurnWrite struct {
 	TurnID    string
-	MessageID string // the turn's assistant message
-	Events    []EventRow
-	Started   bool // the turn moved from queued to running
+	MessageID string           // the turn's assistant message
+	Events    []toolmark.Event // numbered by the runner (which holds the lease), data marshalled once; TurnID and MessageID need not be set
+	Started   bool             // the turn moved from queued to running
 	// Content, when not nil, is the message content after Events; it is
 	// saved with the seq of the last event.
 	Content   *string

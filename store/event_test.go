@@ -404,7 +404,7 @@ func TestPruneManyTurns(t *testing.T) {
 	for range turns {
 		tu := mustTurn(t, db, f.user.ID, f.conv.ID, "q")
 		w := finishWrite(t, tu, 1, toolmark.TurnCompleted, "", "a")
-		w.Events = append(eventRows(t, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}}), w.Events...)
+		w.Events = append(numbered(t, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}}), w.Events...)
 		w.Started = true
 		mustCommitAs(t, db, testOwner, w)
 	}

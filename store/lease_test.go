@@ -108,7 +108,7 @@ func TestCreateTurnQueued(t *testing.T) {
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: conv.ID, Content: "hi", IdempotencyKey: "k",
 		LeaseOwner: owner, LeaseTTL: time.Hour,
-		Queued: &store.EventRow{Type: toolmark.EventTurnQueued, Data: mustJSON(t, toolmark.TurnQueuedData{Position: 2}), Time: at}}
+		Queued: &toolmark.Event{Type: toolmark.EventTurnQueued, Data: mustJSON(t, toolmark.TurnQueuedData{Position: 2}), Time: at}}
 	tu, created, err := db.CreateTurn(ctx, nt)
 	if err != nil || !created {
 		t.Fatalf("CreateTurn = %v, created %v", err, created)
@@ -218,7 +218,7 @@ func TestRenewLeasesWhileStarting(t *testing.T) {
 	for range n {
 		c := mustConversation(t, db, u.ID)
 		in = append(in, store.NewTurn{OwnerID: u.ID, ConversationID: c.ID, Content: "hi", LeaseOwner: owner, LeaseTTL: time.Minute,
-			Queued: &store.EventRow{Type: toolmark.EventTurnQueued, Data: []byte(`{}`), Time: time.Now()}})
+			Queued: &toolmark.Event{Type: toolmark.EventTurnQueued, Data: []byte(`{}`), Time: time.Now()}})
 	}
 	var ids []string
 	var turns []toolmark.Turn
@@ -234,7 +234,7 @@ func TestRenewLeasesWhileStarting(t *testing.T) {
 			var ws []store.TurnWrite
 			for _, tr := range turns[i : i+10] {
 				ws = append(ws, store.TurnWrite{TurnID: tr.ID, MessageID: tr.AssistantMessageID, Started: true,
-					Events: []store.EventRow{{Seq: 2, Type: toolmark.EventTurnStarted, Data: []byte(`{}`), Time: time.Now()}}})
+					Events: []toolmark.Event{{Seq: 2, Type: toolmark.EventTurnStarted, Data: []byte(`{}`), Time: time.Now()}}})
 			}
 			if err := db.Commit(ctx, owner, ws); err != nil {
 				done <- err

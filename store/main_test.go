@@ -81,14 +81,14 @@ func mustTurnAs(tb testing.TB, db *store.DB, leaseOwner, ownerID, convID, conten
 	return t
 }
 
-// eventRows numbers drafts after seq after and marshals their data, as the
+// numbered numbers drafts after seq after and marshals their data, as the
 // runner does.
-func eventRows(tb testing.TB, after int64, ds ...toolmark.Draft) []store.EventRow {
+func numbered(tb testing.TB, after int64, ds ...toolmark.Draft) []toolmark.Event {
 	tb.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	rows := make([]store.EventRow, len(ds))
+	rows := make([]toolmark.Event, len(ds))
 	for i, d := range ds {
-		rows[i] = store.EventRow{Seq: after + int64(i) + 1, Type: d.Type, Data: mustJSON(tb, d.Data), Time: now}
+		rows[i] = toolmark.Event{Seq: after + int64(i) + 1, Type: d.Type, Data: mustJSON(tb, d.Data), Time: now}
 	}
 	return rows
 }
@@ -96,7 +96,7 @@ func eventRows(tb testing.TB, after int64, ds ...toolmark.Draft) []store.EventRo
 // write is a write of turn tu logging ds after seq after.
 func write(tb testing.TB, tu toolmark.Turn, after int64, ds ...toolmark.Draft) store.TurnWrite {
 	tb.Helper()
-	return store.TurnWrite{TurnID: tu.ID, MessageID: tu.AssistantMessageID, Events: eventRows(tb, after, ds...)}
+	return store.TurnWrite{TurnID: tu.ID, MessageID: tu.AssistantMessageID, Events: numbered(tb, after, ds...)}
 }
 
 // lastSeq returns the seq of a turn's newest event.

@@ -36,7 +36,7 @@ type NewTurn struct {
 	// will run the turn creates it in the same transaction.
 	LeaseOwner string
 	LeaseTTL   time.Duration
-	Queued     *EventRow
+	Queued     *toolmark.Event
 }
 
 // turnColumnsOf lists a turn's columns for scanTurn, from the table alias

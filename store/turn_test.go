@@ -366,8 +366,8 @@ func TestCreateTurns(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	u, other := mustUser(t, db, "alice"), mustUser(t, db, "bob")
-	queued := func() *store.EventRow {
-		return &store.EventRow{Type: toolmark.EventTurnQueued, Data: []byte(`{"position":0}`), Time: time.Now().UTC().Truncate(time.Microsecond)}
+	queued := func() *toolmark.Event {
+		return &toolmark.Event{Type: toolmark.EventTurnQueued, Data: []byte(`{"position":0}`), Time: time.Now().UTC().Truncate(time.Microsecond)}
 	}
 	nt := func(owner, conv, key string) store.NewTurn {
 		return store.NewTurn{OwnerID: owner, ConversationID: conv, Content: "hi", IdempotencyKey: key,

@@ -37,7 +37,7 @@ func (r *turnWriter) draft(d toolmark.Draft) store.TurnWrite {
 	}
 	r.seq++
 	w := store.TurnWrite{TurnID: r.tu.ID, MessageID: r.tu.AssistantMessageID, Started: d.Type == toolmark.EventTurnStarted,
-		Events: []store.EventRow{{Seq: r.seq, Type: d.Type, Data: mustJSON(r.tb, d.Data), Time: at}}}
+		Events: []toolmark.Event{{Seq: r.seq, Type: d.Type, Data: mustJSON(r.tb, d.Data), Time: at}}}
 	ch := r.st.TakeChanges()
 	w.ToolCalls = ch.Calls
 	if ch.Todos != nil {
