@@ -109,11 +109,7 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 	c := s.byID[tc.ID]
 	var markup string
 	if typ == toolmark.EventToolCallStarted {
-		if formatted != "" {
-			markup, err = s.doc.StartFormatted(tc, formatted)
-		} else {
-			markup, err = s.doc.Start(tc)
-		}
+		markup, err = s.docStart(tc, formatted)
 		if errors.Is(err, toolcallmarkup.ErrDuplicate) && c != nil {
 			return nil // started already: a replay over a snapshot
 		}
@@ -129,12 +125,7 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 			c.Name = tc.Type
 		}
 	} else {
-		u := toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs}
-		if formatted != "" {
-			markup, err = s.doc.UpdateFormatted(tc.ID, u, formatted)
-		} else {
-			markup, err = s.doc.Update(tc.ID, u)
-		}
+		markup, err = s.docUpdate(tc, formatted)
 		switch {
 		case errors.Is(err, toolcallmarkup.ErrFinal), errors.Is(err, toolcallmarkup.ErrTransition):
 			return nil // applied already
@@ -229,3 +220,21 @@ const (
 	StageRunning
 	StageEnd
 )
+
+// docStart starts tc's tag in the document: the writer's formatted text
+// when there is one ("": formatted here).
+func (s *State) docStart(tc toolcallmarkup.ToolCall, formatted string) (string, error) {
+	if formatted != "" {
+		return s.doc.StartFormatted(tc, formatted)
+	}
+	return s.doc.Start(tc)
+}
+
+// docUpdate brings tc's tag in the document to tc, as docStart does.
+func (s *State) docUpdate(tc toolcallmarkup.ToolCall, formatted string) (string, error) {
+	u := toolcallmarkup.Update{Status: tc.Status, Error: tc.Error, Extra: tc.Attrs}
+	if formatted != "" {
+		return s.doc.UpdateFormatted(tc.ID, u, formatted)
+	}
+	return s.doc.Update(tc.ID, u)
+}
