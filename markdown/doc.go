@@ -17,7 +17,8 @@
 //	     role="status">
 //	  <span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span>
 //	  <span class="toolcall__label">Running: </span>
-//	  <span class="toolcall__text">Searching knowledge base for "rust"…</span>
+//	  <span class="toolcall__text">Searching knowledge base for:
+//	rust</span>
 //	  [<span class="toolcall__error">…</span>]
 //	  [<ul class="toolcall__children"><li class="toolcall__child">…</li></ul>]
 //	</div>
