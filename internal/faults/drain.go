@@ -72,7 +72,7 @@ type drainRound struct {
 
 	sigAt, cancelAt, endAt, exitAt time.Time
 	exited                         chan time.Time // when the drained replica's process ended
-	notReadyAt                     time.Time // zero when /readyz said 200 to the end
+	notReadyAt                     time.Time      // zero when /readyz said 200 to the end
 	readyzDone                     sync.WaitGroup
 }
 
