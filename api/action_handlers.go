@@ -106,8 +106,7 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/api/turns/"+t.ID)
-	writeJSON(w, http.StatusAccepted, turnResponse{Turn: t, EventsURL: "/api/turns/" + t.ID + "/events"})
+	writeTurnAccepted(w, t)
 }
 
 // handleReplacedMessages lists the messages retries, regenerations and
@@ -188,6 +187,10 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	return c, out, nil
 }
 
+// maxExportLine bounds a line the export makes of a title, a todo or a
+// status (each is at most a few KB already).
+const maxExportLine = 4096
+
 // exportMarkdown writes a conversation as Markdown: a heading per message,
 // each tool call as a quoted line of its final status.
 func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
@@ -196,7 +199,7 @@ func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
 	if strings.TrimSpace(title) == "" {
 		title = "Conversation"
 	}
-	fmt.Fprintf(&b, "# %s\n\n", oneLine(title))
+	fmt.Fprintf(&b, "# %s\n\n", toolcallmarkup.OneLine(title, maxExportLine))
 	for _, m := range msgs {
 		who := "You"
 		if m.Role == toolmark.RoleAssistant {
@@ -215,7 +218,7 @@ func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
 				if t.Status == toolmark.TodoDone {
 					mark = "x"
 				}
-				fmt.Fprintf(&b, "- [%s] %s\n", mark, oneLine(t.Text))
+				fmt.Fprintf(&b, "- [%s] %s\n", mark, toolcallmarkup.OneLine(t.Text, maxExportLine))
 			}
 			b.WriteString("\n")
 		}
@@ -237,14 +240,12 @@ func answerMarkdown(content string) string {
 			continue // a nested call, inside the element just replaced
 		}
 		b.WriteString(toolcallmarkup.RestoreText(content[last:sp.Start]))
-		fmt.Fprintf(&b, "\n> %s\n", oneLine(statustext.Text(sp.Call)))
+		fmt.Fprintf(&b, "\n> %s\n", toolcallmarkup.OneLine(statustext.Text(sp.Call), maxExportLine))
 		last = sp.End
 	}
 	b.WriteString(toolcallmarkup.RestoreText(content[last:]))
 	return b.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fileName makes a download's name of a title: letters, digits and dashes.
 func fileName(title string) string {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/testserver"
@@ -69,7 +68,7 @@ func (v *liveView) apply(tb testing.TB, f frame) {
 	}
 	v.blocks = v.blocks[:rf.Count]
 	for _, b := range rf.Blocks {
-		v.blocks[b.Index] = continued(v.blocks[b.Index], b)
+		v.blocks[b.Index] = b.Apply(v.blocks[b.Index])
 	}
 	if s := rf.Status; len(v.statuses) == 0 || v.statuses[len(v.statuses)-1] != s {
 		v.statuses = append(v.statuses, s)
@@ -217,22 +216,6 @@ func TestRenderedStreamResumesFinished(t *testing.T) {
 	if got, want := v.html(), storedHTML(t, c, conv, turn.ID); got != want {
 		t.Errorf("html %q, want %q", got, want)
 	}
-}
-
-// continued applies a block update as the page does: the first From UTF-16
-// code units of the block held, then HTML.
-func continued(had string, b liveview.Block) string {
-	if b.From == 0 {
-		return b.HTML
-	}
-	units := 0
-	for i, r := range had {
-		if units == b.From {
-			return had[:i] + b.HTML
-		}
-		units += utf16.RuneLen(r)
-	}
-	return had + b.HTML
 }
 
 // TestCompressedStream: a client that accepts gzip gets the event stream

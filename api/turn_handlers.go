@@ -57,6 +57,12 @@ func (s *Server) handleCreateTurn(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, t, 0)
 		return
 	}
+	writeTurnAccepted(w, t)
+}
+
+// writeTurnAccepted answers a request that started turn t: 202, where to
+// read it and where to follow it.
+func writeTurnAccepted(w http.ResponseWriter, t toolmark.Turn) {
 	w.Header().Set("Location", "/api/turns/"+t.ID)
 	writeJSON(w, http.StatusAccepted, turnResponse{Turn: t, EventsURL: "/api/turns/" + t.ID + "/events"})
 }

@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 
 	"github.com/toolmark/toolmark"
@@ -98,19 +100,24 @@ func (c *Client) ReplacedMessages(ctx context.Context, conversationID string) ([
 }
 
 // ExportConversation returns a whole conversation as Markdown (format
-// "markdown") or JSON ("json").
-func (c *Client) ExportConversation(ctx context.Context, conversationID, format string) ([]byte, error) {
+// "markdown") or JSON ("json"), with the file name the server gives it
+// (made of its title; "" when it gives none).
+func (c *Client) ExportConversation(ctx context.Context, conversationID, format string) (body []byte, fileName string, err error) {
 	req, err := c.newRequest(ctx, http.MethodGet, "/api/conversations/"+url.PathEscape(conversationID)+"/export?format="+url.QueryEscape(format), nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		return nil, decodeError(resp)
+		return nil, "", decodeError(resp)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil {
+		fileName = filepath.Base(params["filename"]) // never a path the server chose
+	}
+	body, err = io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	return body, fileName, err
 }

@@ -136,7 +136,7 @@ func TestCalls(t *testing.T) {
 			return err
 		}, 202, `{"turn":{"id":"t2"}}`, "POST", "/api/messages/m1/edit", `{"content":"What is a lease?"}`, nil},
 		{"export", func(c *Client) error {
-			b, err := c.ExportConversation(context.Background(), "c1", "markdown")
+			b, _, err := c.ExportConversation(context.Background(), "c1", "markdown")
 			if err == nil && string(b) != `{"x":1}` {
 				t.Errorf("got %q", b)
 			}

@@ -1,94 +1,28 @@
 package e2e
 
 import (
-	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/opentype"
-	"golang.org/x/image/math/fixed"
 )
 
 // saveScreenshot renders a tmux pane captured with its colours
 // (capture-pane -e: text and SGR sequences) to docs/images/name as a PNG,
-// in DejaVu Sans Mono on a dark background, as a terminal shows it.
+// on a dark background, as a terminal shows it.
 func saveScreenshot(t *testing.T, capture, name string) {
 	t.Helper()
-	const dir = "/usr/share/fonts/truetype/dejavu/"
-	regular, err1 := loadFace(dir + "DejaVuSansMono.ttf")
-	bold, err2 := loadFace(dir + "DejaVuSansMono-Bold.ttf")
-	fallback, err3 := loadFace(dir + "DejaVuSans.ttf") // braille spinner frames
-	if err1 != nil || err2 != nil || err3 != nil {
-		t.Logf("no screenshot: %v %v %v", err1, err2, err3)
-		return
-	}
-	// The empty rows between the transcript and the input line are left
-	// out but one.
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(capture, "\n"), "\n") {
-		if strings.TrimSpace(l) == "" && len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-			continue
-		}
-		lines = append(lines, l)
-	}
-	cols := 0
-	for _, l := range lines {
-		cols = max(cols, len([]rune(sgrRE.ReplaceAllString(l, ""))))
-	}
-	const cw, ch, pad = 9, 18, 12
-	img := image.NewRGBA(image.Rect(0, 0, cols*cw+2*pad, len(lines)*ch+2*pad))
-	bg := color.RGBA{0x1e, 0x1e, 0x2e, 0xff}
-	draw.Draw(img, img.Bounds(), &image.Uniform{bg}, image.Point{}, draw.Src)
-	for y, line := range lines {
-		st := cellStyle{}
-		x := 0
-		for len(line) > 0 {
-			if loc := sgrRE.FindStringSubmatchIndex(line); loc != nil && loc[0] == 0 {
-				st.apply(line[loc[2]:loc[3]])
-				line = line[loc[1]:]
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(line)
-			line = line[size:]
-			fg, back := st.colors()
-			px, py := pad+x*cw, pad+y*ch
-			if back != nil {
-				draw.Draw(img, image.Rect(px, py, px+cw, py+ch), &image.Uniform{back}, image.Point{}, draw.Src)
-			}
-			face := regular
-			if st.bold {
-				face = bold
-			}
-			if _, ok := face.GlyphAdvance(r); !ok {
-				face = fallback
-			}
-			d := font.Drawer{Dst: img, Src: &image.Uniform{fg}, Face: face, Dot: fixed.P(px, py+ch-5)}
-			d.DrawString(string(r))
-			x++
-		}
-	}
 	out := filepath.Join(repoRoot(t), "docs", "images", name)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", out)
+	writeTerminalPNG(t, capture, out, color.RGBA{0x1e, 0x1e, 0x2e, 0xff}, color.RGBA{0xcd, 0xd6, 0xf4, 0xff})
 }
 
 var sgrRE = regexp.MustCompile("\x1b\\[([0-9;:]*)m")
@@ -164,10 +98,12 @@ func (s *cellStyle) apply(params string) {
 	}
 }
 
-func (s cellStyle) colors() (fg, bg color.Color) {
+// colors are the cell's text and background colours on a terminal whose
+// own are defFg and defBg (bg is nil where the terminal's shows).
+func (s cellStyle) colors(defFg, defBg color.Color) (fg, bg color.Color) {
 	fg, bg = s.fg, s.bg
 	if fg == nil {
-		fg = color.RGBA{0xcd, 0xd6, 0xf4, 0xff}
+		fg = defFg
 	}
 	if s.faint {
 		r, g, b, _ := fg.RGBA()
@@ -175,7 +111,7 @@ func (s cellStyle) colors() (fg, bg color.Color) {
 	}
 	if s.reverse {
 		if bg == nil {
-			bg = color.RGBA{0x1e, 0x1e, 0x2e, 0xff}
+			bg = defBg
 		}
 		fg, bg = bg, fg
 	}

@@ -102,16 +102,7 @@ func writeTerminalPNG(t *testing.T, capture, path string, bg, fg color.Color) {
 			}
 			r, size := utf8.DecodeRuneInString(line)
 			line = line[size:]
-			cfg, cbg := st.fg, st.bg
-			if cfg == nil {
-				cfg = fg
-			}
-			if st.reverse {
-				if cbg == nil {
-					cbg = bg
-				}
-				cfg, cbg = cbg, cfg
-			}
+			cfg, cbg := st.colors(fg, bg)
 			px, py := pad+x*cw, pad+y*ch
 			if cbg != nil {
 				draw.Draw(img, image.Rect(px, py, px+cw, py+ch), &image.Uniform{cbg}, image.Point{}, draw.Src)

@@ -83,6 +83,23 @@ type Block struct {
 	From  int    `json:"from,omitempty"`
 }
 
+// Apply returns the block a follower holds (had) brought up to b: the
+// first From UTF-16 code units of had (the unit the page counts in), then
+// HTML; all of HTML when From is 0.
+func (b Block) Apply(had string) string {
+	if b.From == 0 {
+		return b.HTML
+	}
+	units := 0
+	for i, r := range had {
+		if units == b.From {
+			return had[:i] + b.HTML
+		}
+		units += utf16.RuneLen(r)
+	}
+	return had + b.HTML
+}
+
 // Update is what a follower needs to bring its copy of the rendered answer
 // up to date: the blocks that changed since the version it holds (all of
 // them when Reset is set: the follower drops what it has), and how many

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/mdcases"
@@ -107,7 +106,7 @@ func checkLive(t *testing.T, r *markdown.Renderer, evs []toolmark.Event, rng *ra
 		}
 		have = have[:u.Count]
 		for _, b := range u.Blocks {
-			have[b.Index] = continued(have[b.Index], b)
+			have[b.Index] = b.Apply(have[b.Index])
 		}
 		version = u.Version
 		got := strings.Join(have, "")
@@ -397,22 +396,6 @@ func FuzzLive(f *testing.F) {
 }
 
 func toValidUTF8(s string) string { return strings.ToValidUTF8(s, "?") }
-
-// continued applies a block update to the block a follower holds, as the
-// page does: the first From UTF-16 code units of it, then HTML.
-func continued(had string, b Block) string {
-	if b.From == 0 {
-		return b.HTML
-	}
-	units := 0
-	for i, r := range had {
-		if units == b.From {
-			return had[:i] + b.HTML
-		}
-		units += utf16.RuneLen(r)
-	}
-	return had + b.HTML
-}
 
 // TestNoRawMarkers: an answer streamed a character at a time never shows
 // an emphasis or code-span marker raw while it streams, and shows them all

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,41 +155,24 @@ type titleMsg struct{ convID, title string }
 
 // export saves the conversation to file (default: its title, .md).
 func (m *model) export(file string) tea.Cmd {
-	c, ctx, id, title := m.c, m.ctx, m.chat.convID, m.chat.title
+	c, ctx, id := m.c, m.ctx, m.chat.convID
 	return func() tea.Msg {
-		if file == "" {
-			file = exportName(title) + ".md"
-		}
 		format := "markdown"
 		if strings.EqualFold(filepath.Ext(file), ".json") {
 			format = "json"
 		}
-		b, err := c.ExportConversation(ctx, id, format)
+		b, name, err := c.ExportConversation(ctx, id, format)
 		if err != nil {
 			return noticeMsg{err: err}
+		}
+		if file == "" {
+			file = cmp.Or(name, "conversation.md") // the server's name, made of the title
 		}
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			return noticeMsg{err: fmt.Errorf("could not write %s: %w", file, err)}
 		}
 		return noticeMsg{text: "Saved the conversation to " + file + "."}
 	}
-}
-
-// exportName makes a file name of a title.
-func exportName(title string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(title) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-") && b.Len() < 60:
-			b.WriteByte('-')
-		}
-	}
-	if name := strings.Trim(b.String(), "-"); name != "" {
-		return name
-	}
-	return "conversation"
 }
 
 // listConversations opens the picker on the conversations, or on those a
