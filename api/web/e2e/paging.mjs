@@ -1,6 +1,7 @@
 // A long conversation opens with its latest messages; the earlier ones
 // come a page at a time as the reader scrolls up (or presses "Show earlier
-// messages"), above what is shown, without moving it.
+// messages"), above what is shown, without moving it; on a phone it opens
+// at its end.
 import { run, openPage, shot, assert, noProblems, baseURL } from './lib.mjs';
 
 await run('paging', async (browser) => {
@@ -37,4 +38,14 @@ await run('paging', async (browser) => {
   assert(!(await page.isVisible('button:has-text("Show earlier messages")')), 'no more to show once all are loaded');
   await shot(page, 'paging-all');
   noProblems(problems);
+
+  // On a phone too the conversation opens at its end: the last answer's
+  // controls, added once the messages are drawn, in view.
+  const phone = await (await browser.newContext({ viewport: { width: 375, height: 740 } })).newPage();
+  await phone.goto(baseURL + '/#' + conv);
+  await phone.waitForSelector('#messages .message--assistant .action');
+  await phone.waitForTimeout(300);
+  const gap = await phone.$eval('#messages', (m) => m.scrollHeight - m.scrollTop - m.clientHeight);
+  assert(gap <= 1, 'the phone opens the conversation at its end: ' + gap + ' px short');
+  await shot(phone, 'paging-phone-end');
 });

@@ -14,12 +14,14 @@ const WHAT = { retry: 'retry the answer', regenerate: 'regenerate the answer', e
 
 export class MessageActions {
   /**
-   * area is the message list (#messages); onTurn(from, text, data) shows
-   * the turn data ({turn, eventsUrl}) an action started in place of the
-   * article from and those after it, text being its question.
+   * area is the message list (#messages); keeper its ScrollKeeper;
+   * onTurn(from, text, data) shows the turn data ({turn, eventsUrl}) an
+   * action started in place of the article from and those after it, text
+   * being its question.
    */
-  constructor({ area, onTurn }) {
+  constructor({ area, keeper, onTurn }) {
     this.area = area;
+    this.keeper = keeper;
     this.onTurn = onTurn;
     this.busy = false; // an action's request is on its way
     this.editor = null; // the open editor: {art, form, input, edit}
@@ -43,6 +45,7 @@ export class MessageActions {
     }
     const question = arts.findLast((a) => a.classList.contains('message--user'));
     if (question && question.dataset.messageId) this.add(question, 'Edit', 'edit');
+    this.keeper.keep(); // the controls are at the end: keep it in view when following
   }
 
   add(art, label, action) {

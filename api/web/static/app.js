@@ -50,7 +50,7 @@ class App {
       input: $('#rename-input'), cancel: $('#rename-cancel'), exportBtn: $('#export'), menu: $('#export-menu'),
       markdown: $('#export-markdown'), json: $('#export-json'),
     }, () => this.sidebar.load().catch(() => {}));
-    this.actions = new MessageActions({ area: this.els.messages, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
+    this.actions = new MessageActions({ area: this.els.messages, keeper: this.keeper, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
     this.composer = new Composer({
       form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
       onSend: () => this.send(), onStop: () => this.stopTurn(),
