@@ -51,10 +51,6 @@ func refsOf(refs []parser.Reference, known map[string]parser.Reference) map[stri
 
 func refKey(r parser.Reference) string { return strings.ToLower(string(r.Label())) }
 
-func sameRef(a, b parser.Reference) bool {
-	return string(a.Destination()) == string(b.Destination()) && string(a.Title()) == string(b.Title())
-}
-
 func refSignature(refs []parser.Reference) string {
 	if len(refs) == 0 {
 		return ""

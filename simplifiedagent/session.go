@@ -115,13 +115,6 @@ func (s *session) usage(l *loop, round int, u toolmark.Usage) {
 		ToolCallID: l.parentID, Round: round, Usage: u, Total: s.used}})
 }
 
-// totalUsage returns the tokens of every model call so far.
-func (s *session) totalUsage() toolmark.Usage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.used
-}
-
 // finish flushes held-back text, gives every call a final status and closes
 // the session: nothing is emitted or changed after it.
 func (s *session) finish(err error, cancelled bool) {

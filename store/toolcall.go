@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 const toolCallColumns = `turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at`
@@ -46,34 +44,6 @@ const toolCallConflict = `
 		error = excluded.error,
 		finished_at = excluded.finished_at
 	where c.status not in ('success', 'error', 'cancelled')`
-
-// upsertToolCall creates or updates the record of a tool call of turnID,
-// keyed by (turn, ID). A record that already has a final status (success,
-// error, cancelled) is left as it is, so the first final outcome wins.
-// Empty Arguments keep the stored ones.
-func upsertToolCall(ctx context.Context, q querier, turnID string, rec toolmark.ToolCallRecord) error {
-	if rec.Status == "" {
-		rec.Status = string(toolcallmarkup.StatusPending)
-	}
-	var args any
-	if len(rec.Arguments) > 0 {
-		args = string(rec.Arguments)
-	}
-	started := rec.StartedAt
-	if started.IsZero() {
-		started = time.Now()
-	}
-	rows, err := q.Query(ctx, `
-		insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-		values ($1, $2, $3, $4, $5::json, $6, $7, $8, $9, $10)
-		`+toolCallConflict,
-		turnID, rec.ID, rec.ParentID, rec.Name, args, rec.Status, rec.Result, rec.Error, started, rec.FinishedAt)
-	if err != nil {
-		return dbErr("saving tool call", "turn", err)
-	}
-	rows.Close()
-	return dbErr("saving tool call", "turn", rows.Err())
-}
 
 // ToolCalls returns the tool-call records of a turn in the order they
 // started.
