@@ -277,7 +277,9 @@ func TestTUICancel(t *testing.T) {
 		t.Errorf("no cancelled tool shows:\n%s", screen)
 	}
 	// The client is still there. On an idle, empty prompt a Ctrl-C asks
-	// before quitting; a second one quits.
+	// before quitting; a second one quits. (A press right after the one
+	// that cancelled would be the second of a double press, which quits.)
+	time.Sleep(400 * time.Millisecond)
 	if strings.Contains(screen, "EXIT=") {
 		t.Fatalf("the first Ctrl-C quit:\n%s", screen)
 	}

@@ -66,6 +66,11 @@ const (
 // second that quits.
 const quitWindow = 3 * time.Second
 
+// doublePress is how soon after the Ctrl-C that cancelled an answer a
+// second one still quits although the answer ended meanwhile (the cancel
+// reaches the server and back faster than a person presses twice).
+const doublePress = 300 * time.Millisecond
+
 // model is the full-screen client, the root of its Bubble Tea models: the
 // chat (transcript and live turn), the picker (conversations), the
 // composer (input and commands) and the live turn's stream. Each owns its
@@ -86,6 +91,7 @@ type model struct {
 	mode      mode
 	notice    string
 	quitArmed time.Time // when a first Ctrl-C on an idle prompt asked to confirm
+	cancelled time.Time // when a Ctrl-C last cancelled an answer
 	pending   int       // cancel requests in flight, let finish before quitting
 	quitting  bool
 }

@@ -107,6 +107,7 @@ func (m *model) interrupt() tea.Cmd {
 			return m.quit()
 		}
 		live.cancelling = true
+		m.cancelled = time.Now()
 		m.notice = "Cancelling the answer… (Ctrl-C again to quit)"
 		m.chat.redraw()
 		return m.cancel(live.turnID)
@@ -114,6 +115,9 @@ func (m *model) interrupt() tea.Cmd {
 	if m.mode != modeChat {
 		m.mode = modeChat
 		return nil
+	}
+	if time.Since(m.cancelled) < doublePress {
+		return m.quit() // the second press of a double Ctrl-C the answer's end overtook
 	}
 	if !m.input.empty() {
 		m.input.reset()

@@ -312,7 +312,7 @@ class App {
       // The server's word for a turn just sent, until its first frame says more.
       this.follow(data.turn.id, 0, '', this.texts.thinking);
     } catch (e) {
-      if (created) this.dropOrphan(created.id);
+      if (created) await this.dropOrphan(created.id); // gone before the error shows
       if (e.code === 'conflict') showError('An answer is still being written in this conversation.');
       else showError('Could not send the message: ' + e.message);
     } finally {
