@@ -116,13 +116,13 @@ func (m *model) interrupt() tea.Cmd {
 		m.mode = modeChat
 		return nil
 	}
-	if time.Since(m.cancelled) < doublePress {
-		return m.quit() // the second press of a double Ctrl-C the answer's end overtook
-	}
 	if !m.input.empty() {
 		m.input.reset()
 		m.chat.resize(m.width, m.bodyHeight())
 		return nil
+	}
+	if time.Since(m.cancelled) < doublePress {
+		return m.quit() // the second press of a double Ctrl-C the answer's end overtook
 	}
 	if !m.quitArmed.IsZero() && time.Since(m.quitArmed) < quitWindow {
 		return m.quit()
