@@ -179,3 +179,42 @@ func stripTags(content string) string {
 	b.WriteString(content[pos:])
 	return strings.TrimSpace(b.String())
 }
+
+// TestLostTurnFollowersSeeTheEnd: a turn whose job stops without writing
+// its end (its lease was taken, as after a stall) is ended by a sweep, and
+// its followers on the replica that ran it get that end; they do not wait
+// forever on a turn this replica no longer runs.
+func TestLostTurnFollowersSeeTheEnd(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond, Heartbeat: 200 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	turn := c.postTurn(c.newConversation(), twoToolQuestion)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp := c.stream(ctx, turn.ID, -1)
+	defer resp.Body.Close()
+	var evs []toolmark.Event
+	stolen := false
+	_, err := readFrames(resp.Body, func(f frame) bool {
+		if f.Data == "" {
+			return true
+		}
+		e := mustEvent(t, f)
+		evs = append(evs, e)
+		if e.Type == toolmark.EventRoundStarted && !stolen {
+			stolen = true
+			// A replica that is gone holds the turn now, with its lease run out.
+			if _, err := srv.DB.Pool().Exec(ctx, `update turns set lease_owner = 'gone/1/x', lease_expires_at = now() - interval '1 second' where id = $1`, turn.ID); err != nil {
+				t.Errorf("taking the lease: %v", err)
+			}
+		}
+		return !e.Type.Terminal()
+	})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("the stream ended after %d events: %v", len(evs), err)
+	}
+	var end toolmark.TurnEndData
+	if last := evs[len(evs)-1]; last.Type != toolmark.EventTurnFailed || json.Unmarshal(last.Data, &end) != nil || end.Status != toolmark.TurnInterrupted {
+		t.Fatalf("the follower's last event: %s %s; want the sweep's turn_failed (interrupted)", last.Type, last.Data)
+	}
+	checkStream(t, srv, evs)
+}

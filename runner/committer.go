@@ -19,12 +19,14 @@ import (
 // the batches growing by themselves with the time a commit takes. Once a
 // transaction commits, its events go to the hub (persist, then publish).
 type committer struct {
-	r      *Runner
-	mu     sync.Mutex
-	list   []*job
-	wake   chan struct{}
-	quit   chan struct{}
-	exited chan struct{}
+	r    *Runner
+	mu   sync.Mutex
+	list []*job
+	// inflight are the turns of the transaction in flight.
+	inflight []string
+	wake     chan struct{}
+	quit     chan struct{}
+	exited   chan struct{}
 }
 
 func newCommitter(r *Runner) *committer {
@@ -52,6 +54,17 @@ func (c *committer) enqueue(j *job) {
 	}
 }
 
+// pending adds to ids the turns whose writes the committer holds, queued
+// or in flight.
+func (c *committer) pending(ids []string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, j := range c.list {
+		ids = append(ids, j.turn.ID)
+	}
+	return append(ids, c.inflight...)
+}
+
 // stop ends the loop once what is queued is committed.
 func (c *committer) stop() {
 	close(c.quit)
@@ -77,7 +90,16 @@ func (c *committer) flush(ctx context.Context) {
 	c.mu.Lock()
 	jobs := c.list
 	c.list = nil
+	c.inflight = c.inflight[:0]
+	for _, j := range jobs {
+		c.inflight = append(c.inflight, j.turn.ID)
+	}
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inflight = c.inflight[:0]
+		c.mu.Unlock()
+	}()
 	if len(jobs) == 0 {
 		return
 	}

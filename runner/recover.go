@@ -101,6 +101,19 @@ func eventOf(seq int64, d toolmark.Draft, at time.Time, log *slog.Logger) toolma
 	return toolmark.Event{Seq: seq, Type: d.Type, Data: data, Time: at}
 }
 
+// running lists the turns this replica still runs or still has writes of
+// in flight: its sweep leaves them alone even when their leases expired
+// (a slow commit, say), for it is alive and ends them itself.
+func (r *Runner) running() []string {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.jobs))
+	for id := range r.jobs {
+		ids = append(ids, id)
+	}
+	r.mu.Unlock()
+	return r.c.pending(ids)
+}
+
 // sweep finalises the running turns of replicas that are gone and adopts
 // their queued turns.
 func (r *Runner) sweep(ctx context.Context) ([]string, error) {
@@ -108,7 +121,7 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	// own for a while: after the database comes back, the others need a
 	// moment to take theirs again.
 	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
-	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, func(t store.LockedTurn) (store.TurnWrite, error) {
+	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, r.running(), func(t store.LockedTurn) (store.TurnWrite, error) {
 		return interrupt(t, r.log)
 	})
 	for _, id := range ids {

@@ -292,6 +292,10 @@ func (r *Runner) forget(j *job, queued bool) {
 	r.mu.Lock()
 	delete(r.jobs, j.turn.ID)
 	r.mu.Unlock()
+	// Whoever ends the turn from now on — this job did, or a sweep will
+	// for a job that could not — its followers here learn of it from the
+	// store and notifications like those of any turn run elsewhere.
+	r.hub.Remote(j.turn.ID)
 	r.wg.Done()
 }
 

@@ -77,7 +77,7 @@ func TestEndsAreAtomic(t *testing.T) {
 		}, toolmark.TurnCancelled},
 		{"sweep", func(r *turnWriter) func() error {
 			return func() error {
-				ids, err := db.SweepExpired(ctx, time.Now().Add(2*time.Hour), "sweeper", true, runner.Interrupt)
+				ids, err := db.SweepExpired(ctx, time.Now().Add(2*time.Hour), "sweeper", true, nil, runner.Interrupt)
 				if err == nil && len(ids) != 1 {
 					return fmt.Errorf("swept %v, want one turn", ids)
 				}

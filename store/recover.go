@@ -51,11 +51,18 @@ type EndFunc func(t LockedTurn) (TurnWrite, error)
 //
 // self is the caller's owner name; byLiveness says whether a turn whose
 // owner holds no liveness lock counts as gone (a replica whose own lock is
-// fresh after the database came back passes false).
-func (db *DB) SweepExpired(ctx context.Context, now time.Time, self string, byLiveness bool, end EndFunc) ([]string, error) {
+// fresh after the database came back passes false). running are the turns
+// the caller still runs or still has writes of in flight: a turn of its own
+// among them is never swept, even with its lease expired (the caller is
+// alive and will end it; a sweep beside its own group commit would write
+// the turn twice).
+func (db *DB) SweepExpired(ctx context.Context, now time.Time, self string, byLiveness bool, running []string, end EndFunc) ([]string, error) {
 	swept := []string{}
+	if running == nil {
+		running = []string{}
+	}
 	for {
-		id, err := db.sweepOne(ctx, now, self, byLiveness, end)
+		id, err := db.sweepOne(ctx, now, self, byLiveness, running, end)
 		if err != nil {
 			return swept, err
 		}
@@ -68,7 +75,7 @@ func (db *DB) SweepExpired(ctx context.Context, now time.Time, self string, byLi
 
 // sweepOne ends one turn whose owner is gone and returns its id, or ""
 // when there is none left.
-func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLiveness bool, end EndFunc) (string, error) {
+func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLiveness bool, running []string, end EndFunc) (string, error) {
 	var turnID string
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
 		var msgID string
@@ -76,13 +83,14 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLivene
 			with `+liveOwners+`, gone as (
 				select t.id from turns t
 				where t.status = 'running' and `+runningGone+`
+				  and not (t.lease_owner = $3 and t.id = any($4))
 				order by t.created_at
 				limit 1
 				for update of t skip locked
 			)
 			update turns t set lease_owner = $3
 			from gone where t.id = gone.id
-			returning t.id, t.assistant_message_id`, now, byLiveness, self).Scan(&turnID, &msgID)
+			returning t.id, t.assistant_message_id`, now, byLiveness, self, running).Scan(&turnID, &msgID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			turnID = ""
 			return nil

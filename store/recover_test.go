@@ -54,7 +54,7 @@ func TestSweepExpired(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, now, "sweeper", true, runner.Interrupt)
+			ids, err := db.SweepExpired(ctx, now, "sweeper", true, nil, runner.Interrupt)
 			if err != nil {
 				t.Errorf("sweeper %d: %v", i, err)
 			}
@@ -65,7 +65,7 @@ func TestSweepExpired(t *testing.T) {
 	if got := slices.Concat(results...); len(got) != 1 || got[0] != crashedTurn.ID {
 		t.Fatalf("sweepers finalised %v and %v, want %s exactly once", results[0], results[1], crashedTurn.ID)
 	}
-	if again, _ := db.SweepExpired(ctx, now, "sweeper", true, runner.Interrupt); len(again) != 0 {
+	if again, _ := db.SweepExpired(ctx, now, "sweeper", true, nil, runner.Interrupt); len(again) != 0 {
 		t.Errorf("a third sweep finalised %v, want nothing", again)
 	}
 
@@ -220,7 +220,7 @@ func TestSweepManyTurns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
+			ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, nil, runner.Interrupt)
 			if err != nil {
 				t.Error(err)
 			}
@@ -276,7 +276,7 @@ func TestSweepLiveness(t *testing.T) {
 	}
 	goneTurn, liveTurn := start(gone), start(live)
 
-	ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
+	ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, nil, runner.Interrupt)
 	if err != nil || len(ids) != 1 || ids[0] != goneTurn.ID {
 		t.Fatalf("SweepExpired = %v, %v; want only the gone owner's turn %s", ids, err, goneTurn.ID)
 	}
@@ -292,7 +292,7 @@ func TestSweepLiveness(t *testing.T) {
 	poll, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
+		ids, err := db.SweepExpired(ctx, time.Now(), "sweeper", true, nil, runner.Interrupt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func TestSweepLivenessIsPerDatabase(t *testing.T) {
 	w := write(t, tu, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
 	w.Started = true
 	mustCommitAs(t, f.db, owner, w)
-	ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt)
+	ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, nil, runner.Interrupt)
 	if err != nil || len(ids) != 1 || ids[0] != tu.ID {
 		t.Errorf("SweepExpired = %v, %v; want [%s]: a lock held in another database does not keep the owner alive here", ids, err, tu.ID)
 	}
@@ -406,14 +406,34 @@ func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
 	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
 	w.Started = true
 	mustCommitAs(t, f.db, owner, w)
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false, runner.Interrupt); err != nil || len(ids) != 0 {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false, nil, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("without liveness: swept %v, %v", ids, err)
 	}
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), owner, true, runner.Interrupt); err != nil || len(ids) != 0 {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), owner, true, nil, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("its own turn: swept %v, %v", ids, err)
 	}
-	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, runner.Interrupt); err != nil || len(ids) != 1 || ids[0] != tr.ID {
+	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", true, nil, runner.Interrupt); err != nil || len(ids) != 1 || ids[0] != tr.ID {
 		t.Fatalf("with liveness: swept %v, %v; want the turn", ids, err)
+	}
+}
+
+// TestSweepLeavesTheCallersRunningTurns: a replica whose turn's lease ran
+// out while it still runs it (a slow commit) does not sweep it beside its
+// own group commit; once its job is gone, it does.
+func TestSweepLeavesTheCallersRunningTurns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	owner := newOwner("slow")
+	tr := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
+	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, f.db, owner, w)
+	expired := time.Now().Add(2 * time.Hour)
+	if ids, err := f.db.SweepExpired(ctx, expired, owner, true, []string{"other", tr.ID}, runner.Interrupt); err != nil || len(ids) != 0 {
+		t.Fatalf("a turn its owner still runs: swept %v, %v", ids, err)
+	}
+	if ids, err := f.db.SweepExpired(ctx, expired, owner, true, []string{"other"}, runner.Interrupt); err != nil || len(ids) != 1 || ids[0] != tr.ID {
+		t.Fatalf("its own turn whose job is gone: swept %v, %v; want the turn", ids, err)
 	}
 }
 
