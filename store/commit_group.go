@@ -64,8 +64,8 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int {
 	g.contents.queue(b, owner)
 	if len(g.started) > 0 {
 		b.Queue(`
-			update turns set status = 'running', started_at = coalesce(started_at, now())
-			where id = any($2) and lease_owner = $1 and status = 'queued'`, owner, g.started)
+			update turns t set status = 'running', started_at = coalesce(started_at, now())
+			where t.id = any($2) and case when t.status = 'queued' then t.lease_owner end = $1`, owner, g.started)
 	}
 	g.finishes.queue(b, owner)
 	g.handOver.queue(b, owner) // last: the statements above check the lease this one gives up
@@ -201,8 +201,7 @@ func (c *contentCols) queue(b *pgx.Batch, owner string) {
 		update messages m set content = u.content, seq = u.seq, updated_at = now()
 		from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) as u(turn_id, id, content, seq)
 		where m.id = u.id and m.seq <= u.seq
-		  and exists (select 1 from turns g where g.id = u.turn_id and g.assistant_message_id = m.id
-			and g.lease_owner = $1 and g.status in ('queued', 'running'))`,
+		  and (select `+leasedOwner("g")+` from turns g where g.id = u.turn_id and g.assistant_message_id = u.id) = $1`,
 		owner, c.turn, c.msg, c.content, c.seq)
 }
 
@@ -233,7 +232,7 @@ func (c *finishCols) queue(b *pgx.Batch, owner string) {
 		), t as (
 			update turns set status = u.status, error = u.error, finished_at = now(), last_seq = u.seq,
 				lease_owner = null, lease_expires_at = null, input_tokens = u.input_tokens, output_tokens = u.output_tokens
-			from u where turns.id = u.id and turns.lease_owner = $1 and turns.status in ('queued', 'running')
+			from u where turns.id = u.id and turns.id = any($2) and `+leasedOwner("turns")+` = $1
 			returning turns.id, turns.assistant_message_id
 		)
 		update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
@@ -257,7 +256,7 @@ func (c *handOverCols) queue(b *pgx.Batch, owner string) {
 	b.Queue(`
 		update turns t set lease_owner = null, lease_expires_at = now() + u.ttl
 		from unnest($2::text[], $3::interval[]) as u(id, ttl)
-		where t.id = u.id and t.lease_owner = $1 and t.status in ('queued', 'running')`, owner, c.turn, c.ttl)
+		where t.id = u.id and t.id = any($2) and `+leasedOwner("t")+` = $1`, owner, c.turn, c.ttl)
 }
 
 // maxNotifyPayload keeps a notification under PostgreSQL's 8000-byte limit.

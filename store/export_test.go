@@ -50,3 +50,20 @@ func (db *DB) FailCommitsAt(k int) {
 		b.QueuedQueries = append(b.QueuedQueries[:k], append([]*pgx.QueuedQuery{fail}, b.QueuedQueries[k:]...)...)
 	}
 }
+
+// RecordCommits makes db hand every later commit's statements to fn before
+// they run; nil stops it.
+func (db *DB) RecordCommits(fn func(sql string)) {
+	if fn == nil {
+		db.testHookBatch = nil
+		return
+	}
+	db.testHookBatch = func(b *pgx.Batch) {
+		for _, q := range b.QueuedQueries {
+			fn(q.SQL)
+		}
+	}
+}
+
+// HistoryQuery is the statement that reads a conversation's history.
+const HistoryQuery = historyQuery

@@ -257,13 +257,17 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 
 // historyQuery selects the finished turns of conversation $1 before turn $2
 // (” for all), oldest first: id, status, user text, assistant content.
+// The test on replaced_by is written so that no partial index matches it:
+// a generic plan made on a new database otherwise read every live message
+// (the partial index messages_conversation_live, with no condition) for
+// each turn, instead of looking the user message up by its key.
 const historyQuery = `
 		select t.id, t.status, um.content as user_text, am.content as assistant_content
 		from turns t
 		join messages um on um.id = t.user_message_id
 		join messages am on am.id = t.assistant_message_id
 		where t.conversation_id = $1
-		  and t.status not in ('queued', 'running') and um.replaced_by is null
+		  and t.status not in ('queued', 'running') and coalesce(um.replaced_by, '') = ''
 		  and ($2 = '' or um.pos < (select m.pos from turns b join messages m on m.id = b.user_message_id where b.id = $2))
 		order by um.pos`
 

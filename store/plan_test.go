@@ -1,0 +1,105 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+)
+
+// TestGenericPlansUseKeys: the statements a turn runs most — the group
+// commit's and the history read — are prepared once per connection, and
+// PostgreSQL keeps a generic plan made when the tables were small. Made on
+// a new database, every such plan must still find turns and messages by
+// their primary keys: a plan that reads a partial index of the active
+// turns or live messages in full, or a table, costs more per row as the
+// tables grow, and under load it made one group commit take seconds.
+func TestGenericPlansUseKeys(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var stmts []string
+	f.db.RecordCommits(func(sql string) { stmts = append(stmts, sql) })
+	w := write(t, f.turn, 0, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	w.ToolCalls = []toolmark.ToolCallRecord{{ID: "c1", Name: "search_documents", Arguments: []byte(`{"query":"go"}`)}}
+	w.Todos = &[]toolmark.Todo{{Text: "look", Status: toolmark.TodoInProgress}}
+	content := "partial"
+	w.Content = &content
+	mustCommitAs(t, f.db, testOwner, w)
+	mustCommitAs(t, f.db, testOwner, finishWrite(t, f.turn, 1, toolmark.TurnCompleted, "", "done"))
+	f.db.RecordCommits(nil)
+	stmts = append(stmts, store.HistoryQuery)
+
+	conn, err := f.db.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `set plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	param := regexp.MustCompile(`\$(\d+)`)
+	checked := map[string]bool{}
+	for i, sql := range stmts {
+		if checked[sql] || strings.Contains(sql, "pg_notify") {
+			continue
+		}
+		checked[sql] = true
+		n := 0
+		for _, m := range param.FindAllStringSubmatch(sql, -1) {
+			var k int
+			fmt.Sscan(m[1], &k)
+			n = max(n, k)
+		}
+		name := fmt.Sprintf("plan_%d", i)
+		if _, err := conn.Exec(ctx, "prepare "+name+" as "+sql); err != nil {
+			t.Fatalf("prepare %s: %v", sql, err)
+		}
+		args := strings.TrimSuffix(strings.Repeat("null, ", n), ", ")
+		rows, err := conn.Query(ctx, "explain execute "+name+"("+args+")")
+		if err != nil {
+			t.Fatalf("explain %s: %v", sql, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		for _, line := range plan {
+			if badScan(line) {
+				t.Errorf("a generic plan on a new database reads %q:\n%s\n\nstatement:%s", strings.TrimSpace(line), strings.Join(plan, "\n"), sql)
+				break
+			}
+		}
+	}
+	if len(checked) < 6 {
+		t.Errorf("checked %d statements; want the group commit's and the history read", len(checked))
+	}
+}
+
+var indexScan = regexp.MustCompile(`(?:Index Scan|Index Only Scan|Bitmap Index Scan) (?:Backward )?(?:using |on )(\w+)`)
+
+// badScan reports a plan line that reads a table, or an index of turns or
+// messages other than its primary key.
+func badScan(line string) bool {
+	if strings.Contains(line, "Seq Scan") {
+		return true
+	}
+	m := indexScan.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	switch m[1] {
+	case "turns_one_active", "turns_active_lease", "turns_finished_at", "messages_conversation_live":
+		return true
+	}
+	return false
+}
