@@ -12,7 +12,8 @@ import (
 )
 
 // RenewLeases extends to ttl from now the lease of the turns ids that owner
-// holds and that are queued or running, in one statement, and returns the
+// holds and that are queued or running, in one statement (but for those a
+// group commit is writing at that moment, renewed the next time), and returns the
 // ids of those turns and of those among them whose cancellation was
 // requested. A turn of ids that is not among them was taken over or
 // finished elsewhere. Turns of owner that are not in ids (a turn the owner
@@ -28,10 +29,19 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration, 
 		}
 	}
 	ids = valid
+	// A row the group commit has locked (a turn starting or ending) is
+	// skipped, not waited for: the renewal would otherwise lock its rows in
+	// another order than the commit and deadlock with it, stalling every
+	// turn for the deadlock timeout. Its lease is renewed the next time;
+	// the turn is held all the same.
 	rows, err := db.pool.Query(ctx, `
-		update turns set lease_expires_at = now() + $2::interval
-		where id = any($3) and lease_owner = $1 and status in ('queued', 'running')
-		returning id, cancel_requested`, owner, ttl, ids)
+		with r as (
+			select t.id from turns t where t.id = any($3) and `+leasedOwner("t")+` = $1
+			for no key update skip locked
+		), u as (
+			update turns t set lease_expires_at = now() + $2::interval from r where t.id = r.id
+		)
+		select t.id, t.cancel_requested from turns t where t.id = any($3) and `+leasedOwner("t")+` = $1`, owner, ttl, ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("renewing leases: %w", err)
 	}
