@@ -1,6 +1,10 @@
 package markdown
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
 
 // HoldBack returns the part of a streaming answer's markdown src to show
 // now: all of it, but for an emphasis (** or __) or a code span (`)
@@ -21,10 +25,25 @@ func HoldBack(src string) string {
 }
 
 // insideFence reports whether the complete lines src end inside a fenced
-// code block.
+// code block. As in the renderer (see guard.go), a line holding a genuine
+// tag ends an open fence and opens none.
 func insideFence(src string) bool {
+	var spans []toolcallmarkup.Span
+	if strings.Contains(src, "<ToolCall") {
+		spans = toolcallmarkup.Scan(src)
+	}
 	var fence string // the open fence's marker, "" outside one
+	pos, k := 0, 0
 	for line := range strings.Lines(src) {
+		start := pos
+		pos += len(line)
+		for k < len(spans) && spans[k].Start < start {
+			k++
+		}
+		if k < len(spans) && spans[k].Start < pos {
+			fence = ""
+			continue
+		}
 		t := strings.TrimLeft(line, " ")
 		if len(line)-len(t) > 3 {
 			continue // indented code, not a fence

@@ -19,6 +19,8 @@ func TestHoldBack(t *testing.T) {
 		{"```go\nx\n```\nafter **b", "```go\nx\n```\nafter "},
 		{"* a list item with **bo", "* a list item with "},
 		{"`open code with **star", "" /* the code span opened first */},
+		// A line holding a genuine tag ends a fence, as in the renderer.
+		{"```go\nf\n<ToolCall type=\"t\" status=\"success\" toolCallId=\"c\"></ToolCall> x\nafter **b", "```go\nf\n<ToolCall type=\"t\" status=\"success\" toolCallId=\"c\"></ToolCall> x\nafter "},
 	}
 	for _, tt := range tests {
 		if got := HoldBack(tt.in); got != tt.want {
