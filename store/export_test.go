@@ -67,3 +67,6 @@ func (db *DB) RecordCommits(fn func(sql string)) {
 
 // HistoryQuery is the statement that reads a conversation's history.
 const HistoryQuery = historyQuery
+
+// WarmSQL is what a new connection runs to warm its catalog caches.
+const WarmSQL = warmSQL

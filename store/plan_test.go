@@ -103,3 +103,13 @@ func badScan(line string) bool {
 	}
 	return false
 }
+
+// TestWarmUpRuns: the statements that warm a new connection stay valid as
+// the schema changes (warmUp ignores their errors, so that a connection
+// made before the schema exists still works).
+func TestWarmUpRuns(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.db.Pool().Exec(context.Background(), store.WarmSQL); err != nil {
+		t.Fatalf("warming a connection: %v", err)
+	}
+}

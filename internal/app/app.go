@@ -162,7 +162,7 @@ func OpenDatabase(ctx context.Context, cfg Config) (*Database, error) {
 		}
 		d.pg, url = pg, pg.URL()
 	}
-	db, err := store.Open(ctx, url, store.WithLogger(log))
+	db, err := store.Open(ctx, url, store.WithLogger(log), store.WithWarmPool())
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -172,6 +172,7 @@ func OpenDatabase(ctx context.Context, cfg Config) (*Database, error) {
 		d.Close()
 		return nil, fmt.Errorf("applying migrations: %w", err)
 	}
+	db.WarmIdle(ctx)
 	return d, nil
 }
 
