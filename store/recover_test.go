@@ -402,10 +402,7 @@ func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	owner := newOwner("quiet")
-	tr := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
-	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
-	w.Started = true
-	mustCommitAs(t, f.db, owner, w)
+	tr := runningTurnAs(t, f, owner)
 	if ids, err := f.db.SweepExpired(ctx, time.Now(), "sweeper", false, nil, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("without liveness: swept %v, %v", ids, err)
 	}
@@ -417,6 +414,16 @@ func TestSweepTrustsLivenessOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// runningTurnAs is a turn of a new conversation that owner started.
+func runningTurnAs(t *testing.T, f fixture, owner string) toolmark.Turn {
+	t.Helper()
+	tr := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
+	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
+	w.Started = true
+	mustCommitAs(t, f.db, owner, w)
+	return tr
+}
+
 // TestSweepLeavesTheCallersRunningTurns: a replica whose turn's lease ran
 // out while it still runs it (a slow commit) does not sweep it beside its
 // own group commit; once its job is gone, it does.
@@ -424,10 +431,7 @@ func TestSweepLeavesTheCallersRunningTurns(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	owner := newOwner("slow")
-	tr := mustTurnAs(t, f.db, owner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "hi")
-	w := write(t, tr, 1, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}})
-	w.Started = true
-	mustCommitAs(t, f.db, owner, w)
+	tr := runningTurnAs(t, f, owner)
 	expired := time.Now().Add(2 * time.Hour)
 	if ids, err := f.db.SweepExpired(ctx, expired, owner, true, []string{"other", tr.ID}, runner.Interrupt); err != nil || len(ids) != 0 {
 		t.Fatalf("a turn its owner still runs: swept %v, %v", ids, err)
