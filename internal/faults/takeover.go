@@ -70,7 +70,13 @@ func (s *suite) takeover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bUp := time.Now() // b is up and serving by now
 	t := &takeoverRun{s: s, u: u, a: reps[0], b: reps[1], how: map[string]int{}}
+	// A replica takes another's missing liveness lock for its death only
+	// once it has held its own for a few seconds (after an outage the
+	// others need a moment to take theirs again); the scenario measures a
+	// replica dying beside one that has been up that long.
+	time.Sleep(time.Until(bUp.Add(livenessTrust)))
 	for r := 1; r <= cfg.TakeoverRounds; r++ {
 		if err := t.round(ctx, r); err != nil {
 			return err
@@ -82,6 +88,10 @@ func (s *suite) takeover(ctx context.Context) error {
 	t.report()
 	return nil
 }
+
+// livenessTrust is how long a replica holds its own liveness lock before
+// it trusts the others' (runner's livenessTrustAfter, 3 s).
+const livenessTrust = 3 * time.Second
 
 // takeoverRun is the takeover scenario's state across its rounds: a, the
 // replica killed in each round, b, the one serving the followers, and what
