@@ -22,8 +22,8 @@ type committer struct {
 	r    *Runner
 	mu   sync.Mutex
 	list []*job
-	// inflight are the turns of the transaction in flight.
-	inflight []string
+	// inflight are the jobs of the transaction in flight.
+	inflight []*job
 	wake     chan struct{}
 	quit     chan struct{}
 	exited   chan struct{}
@@ -59,10 +59,12 @@ func (c *committer) enqueue(j *job) {
 func (c *committer) pending(ids []string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, j := range c.list {
-		ids = append(ids, j.turn.ID)
+	for _, js := range [][]*job{c.list, c.inflight} {
+		for _, j := range js {
+			ids = append(ids, j.turn.ID)
+		}
 	}
-	return append(ids, c.inflight...)
+	return ids
 }
 
 // stop ends the loop once what is queued is committed.
@@ -89,15 +91,11 @@ func (c *committer) run(ctx context.Context) {
 func (c *committer) flush(ctx context.Context) {
 	c.mu.Lock()
 	jobs := c.list
-	c.list = nil
-	c.inflight = c.inflight[:0]
-	for _, j := range jobs {
-		c.inflight = append(c.inflight, j.turn.ID)
-	}
+	c.list, c.inflight = nil, jobs
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		c.inflight = c.inflight[:0]
+		c.inflight = nil
 		c.mu.Unlock()
 	}()
 	if len(jobs) == 0 {

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// livenessTrustAfter is how long a replica holds its own liveness lock
+// LivenessTrustAfter is how long a replica holds its own liveness lock
 // before it takes another replica's missing lock for its death: longer
 // than the others take to reconnect (at most a second apart) once the
 // database is back.
-const livenessTrustAfter = 3 * time.Second
+const LivenessTrustAfter = 3 * time.Second
 
 func (r *Runner) renewLeases(ctx context.Context) {
 	r.mu.Lock()

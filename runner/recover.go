@@ -120,7 +120,7 @@ func (r *Runner) sweep(ctx context.Context) ([]string, error) {
 	// Liveness locks say who is gone only once this replica has held its
 	// own for a while: after the database comes back, the others need a
 	// moment to take theirs again.
-	byLiveness := r.cfg.Store.LivenessHeldFor() >= livenessTrustAfter
+	byLiveness := r.cfg.Store.LivenessHeldFor() >= LivenessTrustAfter
 	ids, err := r.cfg.Store.SweepExpired(ctx, time.Now(), r.cfg.Owner, byLiveness, r.running(), func(t store.LockedTurn) (store.TurnWrite, error) {
 		return interrupt(t, r.log)
 	})

@@ -173,13 +173,14 @@ func (db *DB) checkWrite(w TurnWrite) error {
 // are prepared once per connection, and a generic plan made while the
 // tables were small (a new database) is kept after they grew. As EXISTS,
 // PostgreSQL made it a join that read every active turn and, for each,
-// the batch's rows again; written as leasedBy on the turns index, it chose
-// a partial index of the active turns and scanned it for every row. Under
-// load a group commit of 1 000 turns then took seconds, and the slower it
-// got the bigger the next batch grew. So the guard is a scalar subquery
-// (never made a join) on the turn's primary key alone, and leasedBy tests
-// the status inside a CASE, which no partial index matches: each row costs
-// one primary-key lookup whatever the statistics say.
+// the batch's rows again; as a subquery testing the status in its WHERE,
+// it chose a partial index of the active turns and scanned it for every
+// row. Under load a group commit of 1 000 turns then took seconds, and the
+// slower it got the bigger the next batch grew. So the guard is a scalar
+// subquery (never made a join) on the turn's primary key alone, and
+// leasedOwner tests the status inside a CASE, which no partial index
+// matches: each row costs one primary-key lookup whatever the statistics
+// say.
 var guard = `(select ` + leasedOwner("g") + ` from turns g where g.id = u.turn_id) = $1`
 
 // leasedOwner is the lease owner of turn row t while the turn is not final,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,8 +52,7 @@ func TestGenericPlansUseKeys(t *testing.T) {
 		checked[sql] = true
 		n := 0
 		for _, m := range param.FindAllStringSubmatch(sql, -1) {
-			var k int
-			fmt.Sscan(m[1], &k)
+			k, _ := strconv.Atoi(m[1]) // \d+: always a number
 			n = max(n, k)
 		}
 		name := fmt.Sprintf("plan_%d", i)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/runner"
 )
 
 // longPrompts make turns of several seconds, so that a fault lands while
@@ -76,7 +77,7 @@ func (s *suite) takeover(ctx context.Context) error {
 	// once it has held its own for a few seconds (after an outage the
 	// others need a moment to take theirs again); the scenario measures a
 	// replica dying beside one that has been up that long.
-	time.Sleep(time.Until(bUp.Add(livenessTrust)))
+	time.Sleep(time.Until(bUp.Add(runner.LivenessTrustAfter)))
 	for r := 1; r <= cfg.TakeoverRounds; r++ {
 		if err := t.round(ctx, r); err != nil {
 			return err
@@ -88,10 +89,6 @@ func (s *suite) takeover(ctx context.Context) error {
 	t.report()
 	return nil
 }
-
-// livenessTrust is how long a replica holds its own liveness lock before
-// it trusts the others' (runner's livenessTrustAfter, 3 s).
-const livenessTrust = 3 * time.Second
 
 // takeoverRun is the takeover scenario's state across its rounds: a, the
 // replica killed in each round, b, the one serving the followers, and what
