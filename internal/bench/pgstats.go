@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // pgSample is a moment of a PostgreSQL server's statistics.
@@ -81,10 +82,13 @@ const ownXacts = 2
 
 // connect opens a connection for one reading, with the simple protocol.
 func (p *pgStats) connect(ctx context.Context) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(p.url)
+	// The server's URL may carry its pool's settings (pool_max_conns),
+	// which a single connection refuses: pgxpool takes them out.
+	pcfg, err := pgxpool.ParseConfig(p.url)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
 	}
+	cfg := pcfg.ConnConfig
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

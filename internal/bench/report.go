@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -74,11 +75,14 @@ type Report struct {
 	EventsPerSecond float64  `json:"eventsPerSecond"`
 	TurnsPerSecond  float64  `json:"turnsPerSecond"`
 
-	Delivery   Summary `json:"delivery"`   // event time → arrival, every event made after its stream connected
-	Replayed   Summary `json:"replayed"`   // the same for the events made before: their age at arrival
-	FirstEvent Summary `json:"firstEvent"` // POST sent → first event of the turn's first stream
-	FirstToken Summary `json:"firstToken"` // POST sent → first text_delta on the turn's first stream
-	WholeTurn  Summary `json:"wholeTurn"`  // POST sent → terminal event, completed turns
+	Delivery Summary `json:"delivery"` // event time → arrival, every event made after its stream connected
+	// DeliveryTail is the types of the slowest 1% of the delivered
+	// events, most frequent first: where the tail sits.
+	DeliveryTail []TypeCount `json:"delivery_tail,omitempty"`
+	Replayed     Summary     `json:"replayed"`   // the same for the events made before: their age at arrival
+	FirstEvent   Summary     `json:"firstEvent"` // POST sent → first event of the turn's first stream
+	FirstToken   Summary     `json:"firstToken"` // POST sent → first text_delta on the turn's first stream
+	WholeTurn    Summary     `json:"wholeTurn"`  // POST sent → terminal event, completed turns
 
 	UnloadedTurn      Duration `json:"unloadedTurnMs"` // the same turn run alone before the load
 	WholeTurnRatioP50 float64  `json:"wholeTurnRatioP50"`
@@ -147,6 +151,38 @@ type ClientCost struct {
 	PeakRSS int64    `json:"peakRssBytes"`
 }
 
+// TypeCount is an event type and how many events of it.
+type TypeCount struct {
+	Type  toolmark.EventType `json:"type"`
+	Count int                `json:"count"`
+}
+
+// tailTypes counts the types of the slowest 1% of the delivered events,
+// most frequent first.
+func tailTypes(l latencies) []TypeCount {
+	n := min(len(l.delivery), len(l.types))
+	if n == 0 {
+		return nil
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(l.delivery[b], l.delivery[a]) })
+	counts := map[toolmark.EventType]int{}
+	for _, i := range idx[:max(1, n/100)] {
+		counts[l.types[i]]++
+	}
+	out := make([]TypeCount, 0, len(counts))
+	for t, c := range counts {
+		out = append(out, TypeCount{t, c})
+	}
+	slices.SortFunc(out, func(a, b TypeCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(string(a.Type), string(b.Type)))
+	})
+	return out
+}
+
 // ErrorCount is one kind of failure and how often it happened.
 type ErrorCount struct {
 	Message string `json:"message"`
@@ -155,7 +191,8 @@ type ErrorCount struct {
 
 // add folds the turns' results into the report.
 func (r *Report) add(results []turnResult) {
-	var delivery, replayed, first, token, whole, late []time.Duration
+	var lat latencies
+	var first, token, whole, late []time.Duration
 	var busy time.Duration
 	var wire, body, frames float64
 	errs := map[string]int{}
@@ -184,9 +221,10 @@ func (r *Report) add(results []turnResult) {
 		if len(t.streams) > 0 && !t.streams[0].firstToken.IsZero() {
 			token = append(token, t.streams[0].firstToken.Sub(t.t0))
 		}
-		delivery, replayed = r.addStreams(t.streams, &latencies{delivery, replayed}, errs)
+		r.addStreams(t.streams, &lat, errs)
 	}
-	r.Delivery, r.Replayed = Summarize(delivery), Summarize(replayed)
+	r.Delivery, r.Replayed = Summarize(lat.delivery), Summarize(lat.replayed)
+	r.DeliveryTail = tailTypes(lat)
 	r.FirstEvent, r.FirstToken, r.WholeTurn = Summarize(first), Summarize(token), Summarize(whole)
 	r.Late = Summarize(late)
 	if n := float64(len(results)); n > 0 {
@@ -213,16 +251,16 @@ func (r *Report) add(results []turnResult) {
 	}
 }
 
-// latencies collects the delivery latencies and replay ages of streams.
-type latencies struct{ delivery, replayed []time.Duration }
+// latencies collects the delivery latencies (with their events' types)
+// and replay ages of streams.
+type latencies struct {
+	delivery, replayed []time.Duration
+	types              []toolmark.EventType
+}
 
 // addStreams counts a turn's streams into the report's integrity figures
-// and, when into is not nil, appends their latencies to it, returning the
-// grown slices.
-func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[string]int) (delivery, replayed []time.Duration) {
-	if into != nil {
-		delivery, replayed = into.delivery, into.replayed
-	}
+// and, when into is not nil, appends their latencies to it.
+func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[string]int) {
 	for i, s := range streams {
 		r.Streams++
 		r.Events += int64(s.events)
@@ -231,8 +269,9 @@ func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[st
 		r.Missing += s.check.Missing
 		r.Duplicates += s.check.Duplicates
 		if into != nil {
-			delivery = append(delivery, s.latencies...)
-			replayed = append(replayed, s.replayAges...)
+			into.delivery = append(into.delivery, s.latencies...)
+			into.types = append(into.types, s.types...)
+			into.replayed = append(into.replayed, s.replayAges...)
 		}
 		if s.err != nil {
 			r.StreamsFailed++
@@ -241,7 +280,6 @@ func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[st
 			}
 		}
 	}
-	return delivery, replayed
 }
 
 // Problems lists what makes the run a failure: failed turns or streams,
@@ -287,6 +325,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("streams", "%d gaps, %d duplicates, %d failed, %d reconnections: %s", r.Gaps, r.Duplicates, r.StreamsFailed, r.Reconnects, verdict)
 	line("delivery", "%s", fmtSummary(r.Delivery))
+	if len(r.DeliveryTail) > 0 {
+		line("", "%s", fmtTail(r.DeliveryTail))
+	}
 	line("replayed", "%s", fmtReplayed(r.Replayed))
 	line("first event", "%s", fmtSummary(r.FirstEvent))
 	line("first token", "%s", fmtSummary(r.FirstToken))
@@ -379,4 +420,21 @@ func sig3(f float64) string {
 		return fmt.Sprintf("%.1f", f)
 	}
 	return fmt.Sprintf("%.2f", f)
+}
+
+// fmtTail names the types of the slowest events, the four most frequent.
+func fmtTail(tail []TypeCount) string {
+	total := 0
+	for _, t := range tail {
+		total += t.Count
+	}
+	parts := make([]string, 0, 5)
+	for i, t := range tail {
+		if i == 4 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", t.Type, 100*float64(t.Count)/float64(total)))
+	}
+	return "the slowest 1%: " + strings.Join(parts, ", ")
 }

@@ -33,7 +33,11 @@ func stream(t0 time.Time, first, lat time.Duration, terminal toolmark.EventType,
 			s.firstToken = t0.Add(first + 10*time.Millisecond)
 			fallthrough
 		default:
-			s.latencies = append(s.latencies, lat)
+			typ := toolmark.EventTextDelta
+			if i == len(seqs)-1 && terminal != "" {
+				typ = terminal
+			}
+			s.latencies, s.types = append(s.latencies, lat), append(s.types, typ)
 		}
 	}
 	if terminal != "" {
@@ -304,5 +308,34 @@ func TestFormat(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
+	}
+}
+
+// TestDeliveryTail names the types of the slowest 1% of the delivered
+// events, most frequent first.
+func TestDeliveryTail(t *testing.T) {
+	var s streamResult
+	add := func(typ toolmark.EventType, d time.Duration, n int) {
+		for range n {
+			s.latencies, s.types = append(s.latencies, d), append(s.types, typ)
+		}
+	}
+	add(toolmark.EventTextDelta, time.Millisecond, 990)
+	add(toolmark.EventToolCallRunning, 40*time.Millisecond, 6)
+	add(toolmark.EventUsage, 30*time.Millisecond, 3)
+	add(toolmark.EventTextDelta, 50*time.Millisecond, 1)
+	var r Report
+	r.add([]turnResult{{streams: []streamResult{s}}})
+	want := []TypeCount{{toolmark.EventToolCallRunning, 6}, {toolmark.EventUsage, 3}, {toolmark.EventTextDelta, 1}}
+	if len(r.DeliveryTail) != len(want) {
+		t.Fatalf("tail = %v, want %v", r.DeliveryTail, want)
+	}
+	for i := range want {
+		if r.DeliveryTail[i] != want[i] {
+			t.Fatalf("tail = %v, want %v", r.DeliveryTail, want)
+		}
+	}
+	if got := fmtTail(r.DeliveryTail); got != "the slowest 1%: tool_call_running 60%, usage 30%, text_delta 10%" {
+		t.Errorf("fmtTail = %q", got)
 	}
 }

@@ -54,6 +54,7 @@ type streamResult struct {
 	// before (the turn's first events, or those read again after a
 	// reconnection).
 	latencies  []time.Duration
+	types      []toolmark.EventType // the type of each event of latencies
 	replayAges []time.Duration
 	events     int
 	first      time.Time          // arrival of the first event
@@ -207,7 +208,7 @@ func (r *streamResult) event(fr client.Frame, now, connected time.Time) (bool, e
 	switch {
 	case ev.Time.IsZero():
 	case ev.Time.After(connected):
-		r.latencies = append(r.latencies, now.Sub(ev.Time))
+		r.latencies, r.types = append(r.latencies, now.Sub(ev.Time)), append(r.types, ev.Type)
 	default:
 		r.replayAges = append(r.replayAges, now.Sub(ev.Time))
 	}
