@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -41,18 +43,45 @@ type DB struct {
 	maxConns      int32
 	warm          bool
 	tracer        pgx.QueryTracer
+	// searches admits knowledge-base searches (see SearchDocuments).
+	searches chan struct{}
 	// livenessSince is when ListenAs took this process's liveness lock
 	// (unix nanoseconds), 0 while it does not hold it.
 	livenessSince atomic.Int64
 }
 
-// DefaultMaxConns is the default size of the connection pool. Turns do not
-// hold connections while they run: one group commit writes for all of them
-// and followers read from memory, so the pool serves requests, not turns.
-const DefaultMaxConns = 16
+// DefaultMaxConns is the default size of the connection pool: twice this
+// machine's processors, at least 4. Turns do not hold connections while
+// they run (one group commit writes for all of them, on connections of its
+// own, and followers read from memory), so the pool serves requests and
+// tools, not turns.
+//
+// It is small on purpose. Every connection is a PostgreSQL process, and a
+// database with more busy processes than processors does not go faster: it
+// shares its processors among them, the group commit's among the rest.
+// With 16 connections on 2 processors, the knowledge-base searches of 50
+// turns that started together ran all at once, and a group commit of a few
+// events then took up to 45 ms, waiting for a processor. With fewer
+// connections the work waits for a connection instead, in the server,
+// where the group commit (on its own connections) does not queue behind
+// it. When PostgreSQL runs on a machine of its own, set pool_max_conns in
+// the URL to about twice its processors.
+func DefaultMaxConns() int32 { return int32(max(4, 2*runtime.GOMAXPROCS(0))) }
+
+// searchSlots is how many knowledge-base searches run at once on a pool
+// of maxConns connections: a quarter of them, at least one; the others
+// wait in the server. Searches are the heaviest statements a turn makes
+// (ts_headline parses each hit's text), and the turns that started
+// together reach their tools together. With 50 such turns on 2 processors
+// and 16 connections, their 100 searches ran at once and the live
+// delivery p99 was 39–46 ms; with 4 connections 17–50 ms; with 4 and one
+// search at a time 7–18 ms (`toolmark bench --turns 50`). A turn waits a
+// few milliseconds longer for its tool's result, which no follower waits
+// for in the meantime.
+func searchSlots(maxConns int32) int { return max(1, int(maxConns)/4) }
 
 // WithMaxConns sets the size of the connection pool (default
-// DefaultMaxConns, or pool_max_conns in the URL).
+// DefaultMaxConns(), or pool_max_conns in the URL).
 func WithMaxConns(n int) Option {
 	return func(db *DB) {
 		if n > 0 {
@@ -61,7 +90,7 @@ func WithMaxConns(n int) Option {
 	}
 }
 
-// WithWarmPool keeps half the pool's connections open from the start (or
+// WithWarmPool keeps the pool's connections open from the start (or
 // pool_min_conns of the URL) and warms every new connection's catalog
 // caches before its first use (see warmSQL): what a server wants, so that
 // a burst of turns does not wait for cold connections. Tests, which open
@@ -117,7 +146,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	case db.maxConns > 0:
 		cfg.MaxConns = db.maxConns
 	case !strings.Contains(databaseURL, "pool_max_conns"):
-		cfg.MaxConns = DefaultMaxConns
+		cfg.MaxConns = DefaultMaxConns()
 	}
 	// Plans that do not depend on table statistics: every statement of the
 	// store finds its rows through an index (a primary key, a turn's or a
@@ -139,7 +168,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	// history read on a slow machine), on the path of a turn's first event.
 	if db.warm {
 		if !strings.Contains(databaseURL, "pool_min_conns") {
-			cfg.MinConns = max(1, cfg.MaxConns/2)
+			cfg.MinConns = cfg.MaxConns
 		}
 		cfg.AfterConnect = warmUp
 	}
@@ -147,12 +176,24 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
 	}
+	db.searches = make(chan struct{}, searchSlots(pool.Config().MaxConns))
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
 	}
 	wcfg := cfg.Copy()
 	wcfg.MaxConns, wcfg.MinConns = 2, 1
+	// The group commit's statements are prepared once per connection and
+	// their plans do not depend on the statistics or on the arrays'
+	// lengths (TestGenericPlansUseKeys checks them on a new database), so
+	// they are planned once. Left to choose, PostgreSQL kept planning them
+	// again on every execution: a custom plan, which counts the arrays'
+	// elements, looks cheaper than the generic one, which guesses, and
+	// planning cost more than running the statements.
+	if _, set := wcfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		wcfg.ConnConfig.RuntimeParams = maps.Clone(wcfg.ConnConfig.RuntimeParams)
+		wcfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	commits, err := pgxpool.NewWithConfig(ctx, wcfg)
 	if err != nil {
 		pool.Close()

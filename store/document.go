@@ -57,6 +57,15 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		limit = 5
 	}
 	limit = min(limit, 50)
+	// A search is bulk work; the group commit, which every live event
+	// waits for, shares the database's processors with it (see
+	// searchSlots).
+	select {
+	case db.searches <- struct{}{}:
+		defer func() { <-db.searches }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	// The snippets (ts_headline, the costly part) are made for the hits
 	// returned only, not for every match before the sort.
 	rows, err := db.pool.Query(ctx, `

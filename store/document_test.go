@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
 )
 
 func TestSearchDocuments(t *testing.T) {
@@ -99,4 +104,64 @@ func TestSearchDocuments(t *testing.T) {
 	wantCode(t, "SearchDocuments(NUL)", err, toolmark.EINVALID)
 	_, err = db.UpsertDocument(ctx, "", "t", "b")
 	wantCode(t, "UpsertDocument(no source)", err, toolmark.EINVALID)
+}
+
+// searchTracer records how many knowledge-base searches run at once.
+type searchTracer struct {
+	mu           sync.Mutex
+	now, maxSeen int
+}
+
+func (s *searchTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "ts_headline") {
+		s.mu.Lock()
+		s.now++
+		s.maxSeen = max(s.maxSeen, s.now)
+		s.mu.Unlock()
+		return context.WithValue(ctx, searchTracer{}, true)
+	}
+	return ctx
+}
+
+func (s *searchTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if ctx.Value(searchTracer{}) != nil {
+		s.mu.Lock()
+		s.now--
+		s.mu.Unlock()
+	}
+}
+
+// TestSearchesTakeTurns runs many searches at once on a pool of 8
+// connections: at most a quarter of the pool searches at a time, and every
+// search gets its hits.
+func TestSearchesTakeTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tr := &searchTracer{}
+	db := newFixture(t, store.WithMaxConns(8), store.WithTracer(tr)).db
+	if _, err := db.UpsertDocument(ctx, "go.md", "Goroutines", strings.Repeat("Goroutines are cheap and many goroutines run. ", 200)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 40 {
+		wg.Go(func() {
+			hits, err := db.SearchDocuments(ctx, "goroutines", 5)
+			if err == nil && len(hits) != 1 {
+				err = fmt.Errorf("got %d hits, want 1", len(hits))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tr.maxSeen < 1 || tr.maxSeen > 2 {
+		t.Errorf("%d searches ran at once on a pool of 8, want 1 or 2", tr.maxSeen)
+	}
+
 }
