@@ -68,5 +68,8 @@ func (db *DB) RecordCommits(fn func(sql string)) {
 // HistoryQuery is the statement that reads a conversation's history.
 const HistoryQuery = historyQuery
 
+// RenewLeasesQuery is the statement that renews a replica's leases.
+var RenewLeasesQuery = renewLeasesQuery
+
 // WarmSQL is what a new connection runs to warm its catalog caches.
 const WarmSQL = warmSQL

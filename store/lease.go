@@ -11,6 +11,17 @@ import (
 	"github.com/toolmark/toolmark"
 )
 
+// renewLeasesQuery extends the leases ($2) of the turns $3 that owner $1
+// holds and returns them with their cancel requests.
+var renewLeasesQuery = `
+	with r as (
+		select t.id from turns t where t.id = any($3) and ` + leasedOwner("t") + ` = $1
+		for no key update skip locked
+	), u as (
+		update turns t set lease_expires_at = now() + $2::interval from r where t.id = r.id
+	)
+	select t.id, t.cancel_requested from turns t where t.id = any($3) and ` + leasedOwner("t") + ` = $1`
+
 // RenewLeases extends to ttl from now the lease of the turns ids that owner
 // holds and that are queued or running, in one statement (a turn whose row
 // a group commit holds at that moment is renewed the next time), and
@@ -34,14 +45,10 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration, 
 	// another order than the commit and deadlock with it, stalling every
 	// turn for the deadlock timeout. Its lease is renewed the next time;
 	// the turn is held all the same.
-	rows, err := db.pool.Query(ctx, `
-		with r as (
-			select t.id from turns t where t.id = any($3) and `+leasedOwner("t")+` = $1
-			for no key update skip locked
-		), u as (
-			update turns t set lease_expires_at = now() + $2::interval from r where t.id = r.id
-		)
-		select t.id, t.cancel_requested from turns t where t.id = any($3) and `+leasedOwner("t")+` = $1`, owner, ttl, ids)
+	//
+	// It runs on the group commit's connections, which requests and tools
+	// never hold: however busy the pool, the leases are renewed in time.
+	rows, err := db.commits.Query(ctx, renewLeasesQuery, owner, ttl, ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("renewing leases: %w", err)
 	}

@@ -261,3 +261,27 @@ func TestRenewLeasesWhileStarting(t *testing.T) {
 		}
 	}
 }
+
+// TestRenewLeasesWithThePoolBusy renews a lease while requests hold every
+// connection of the pool: the renewal does not wait for them.
+func TestRenewLeasesWithThePoolBusy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, store.WithMaxConns(2))
+	db := f.db
+	a := newOwner("a")
+	tu := mustTurnAs(t, db, a, f.user.ID, mustConversation(t, db, f.user.ID).ID, "q")
+	for range db.Pool().Config().MaxConns {
+		conn, err := db.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	held, _, err := db.RenewLeases(short, a, time.Minute, []string{tu.ID})
+	if err != nil || len(held) != 1 {
+		t.Fatalf("RenewLeases with the pool busy = %v, %v; want the turn held", held, err)
+	}
+}

@@ -33,7 +33,7 @@ func TestGenericPlansUseKeys(t *testing.T) {
 	mustCommitAs(t, f.db, testOwner, w)
 	mustCommitAs(t, f.db, testOwner, finishWrite(t, f.turn, 1, toolmark.TurnCompleted, "", "done"))
 	f.db.RecordCommits(nil)
-	stmts = append(stmts, store.HistoryQuery)
+	stmts = append(stmts, store.HistoryQuery, store.RenewLeasesQuery)
 
 	conn, err := f.db.Pool().Acquire(ctx)
 	if err != nil {
