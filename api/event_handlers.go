@@ -25,7 +25,7 @@ func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, _ := UserFromContext(r.Context())
-	t, err := s.cfg.Store.GetTurn(r.Context(), u.ID, chi.URLParam(r, "id"))
+	t, err := s.streamTurn(r.Context(), u.ID, chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -41,6 +41,17 @@ func (s *Server) handleTurnEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, t, after)
+}
+
+// streamTurn finds the turn a stream follows: in memory when this replica
+// runs it, so that a follower of a live turn reaches its first event
+// without a query, else in the store. Another user's turn is not found
+// either way.
+func (s *Server) streamTurn(ctx context.Context, userID, turnID string) (toolmark.Turn, error) {
+	if t, owner, ok := s.cfg.Runner.Local(turnID); ok && owner == userID {
+		return t, nil
+	}
+	return s.cfg.Store.GetTurn(ctx, userID, turnID)
 }
 
 // stream writes the events of t after the cursor until the terminal event,

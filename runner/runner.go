@@ -307,6 +307,19 @@ func (r *Runner) dequeued() {
 	r.cfg.Metrics.QueueChanged(-1)
 }
 
+// Local returns a turn this replica runs (queued or running) and the user
+// whose conversation it belongs to; ok is false for any other turn. A
+// stream of the turn starts from it without reading the store.
+func (r *Runner) Local(turnID string) (t toolmark.Turn, ownerID string, ok bool) {
+	r.mu.Lock()
+	j := r.jobs[turnID]
+	r.mu.Unlock()
+	if j == nil {
+		return toolmark.Turn{}, "", false
+	}
+	return j.turn, j.ownerID, true
+}
+
 // Cancel stops a turn that runs on this replica. Cancel requests for turns
 // of other replicas travel through the store (RequestCancel notifies them).
 func (r *Runner) Cancel(turnID string) bool { return r.cancelLocal(turnID) }
