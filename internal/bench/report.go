@@ -78,7 +78,7 @@ type Report struct {
 	Delivery Summary `json:"delivery"` // event time → arrival, every event made after its stream connected
 	// DeliveryTail is the types of the slowest 1% of the delivered
 	// events, most frequent first: where the tail sits.
-	DeliveryTail []TypeCount `json:"delivery_tail,omitempty"`
+	DeliveryTail []TypeCount `json:"deliveryTail,omitempty"`
 	Replayed     Summary     `json:"replayed"`   // the same for the events made before: their age at arrival
 	FirstEvent   Summary     `json:"firstEvent"` // POST sent → first event of the turn's first stream
 	FirstToken   Summary     `json:"firstToken"` // POST sent → first text_delta on the turn's first stream
