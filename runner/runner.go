@@ -309,7 +309,9 @@ func (r *Runner) dequeued() {
 
 // Local returns a turn this replica runs (queued or running) and the user
 // whose conversation it belongs to; ok is false for any other turn. A
-// stream of the turn starts from it without reading the store.
+// stream of the turn starts from it without reading the store. The turn is
+// as it was created or adopted: its ids hold, its status and seq are not
+// kept current (the turn's events are).
 func (r *Runner) Local(turnID string) (t toolmark.Turn, ownerID string, ok bool) {
 	r.mu.Lock()
 	j := r.jobs[turnID]
