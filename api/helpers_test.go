@@ -134,8 +134,9 @@ func (c *client) mustJSON(method, path, body string, want int, out any) {
 	}
 }
 
-// stream opens the event stream of a turn after a cursor (-1: none).
-func (c *client) stream(ctx context.Context, turnID string, lastEventID int64) *http.Response {
+// stream opens the event stream of a turn after a cursor (-1: none), with
+// headers given as name, value pairs.
+func (c *client) stream(ctx context.Context, turnID string, lastEventID int64, headers ...string) *http.Response {
 	c.tb.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/turns/"+turnID+"/events", nil)
 	if lastEventID >= 0 {
@@ -143,6 +144,9 @@ func (c *client) stream(ctx context.Context, turnID string, lastEventID int64) *
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := (&http.Client{}).Do(req)
 	if err != nil {

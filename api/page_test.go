@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,14 +22,32 @@ import (
 )
 
 // queryCounter counts the queries the store makes for HTTP requests (their
-// context has a request id), not those of background work.
-type queryCounter struct{ n atomic.Int64 }
+// context has a request id), not those of background work, and keeps the
+// statements of the request whose id is watch.
+type queryCounter struct {
+	n     atomic.Int64
+	watch string
+	mu    sync.Mutex
+	sql   []string
+}
 
-func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if middleware.GetReqID(ctx) != "" {
+func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if id := middleware.GetReqID(ctx); id != "" {
 		q.n.Add(1)
+		if id == q.watch {
+			q.mu.Lock()
+			q.sql = append(q.sql, d.SQL)
+			q.mu.Unlock()
+		}
 	}
 	return ctx
+}
+
+// watched returns the statements of the watched request.
+func (q *queryCounter) watched() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.sql)
 }
 
 func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -28,19 +28,13 @@ func HoldBack(src string) string {
 // code block. As in the renderer (see guard.go), a line holding a genuine
 // tag ends an open fence and opens none.
 func insideFence(src string) bool {
-	var spans []toolcallmarkup.Span
-	if strings.Contains(src, "<ToolCall") {
-		spans = toolcallmarkup.Scan(src)
-	}
+	tags := scanState{spans: toolcallmarkup.Scan(src)}
 	var fence string // the open fence's marker, "" outside one
-	pos, k := 0, 0
+	pos := 0
 	for line := range strings.Lines(src) {
 		start := pos
 		pos += len(line)
-		for k < len(spans) && spans[k].Start < start {
-			k++
-		}
-		if k < len(spans) && spans[k].Start < pos {
+		if tags.firstIn(start, pos) >= 0 {
 			fence = ""
 			continue
 		}

@@ -172,11 +172,11 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 		}
 		cfg.AfterConnect = warmUp
 	}
+	db.searches = make(chan struct{}, searchSlots(cfg.MaxConns))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to postgres: %w", err)
 	}
-	db.searches = make(chan struct{}, searchSlots(pool.Config().MaxConns))
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connecting to postgres: %w", err)

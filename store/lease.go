@@ -26,9 +26,9 @@ var renewLeasesQuery = `
 // holds and that are queued or running, in one statement (a turn whose row
 // a group commit holds at that moment is renewed the next time), and
 // returns the ids of those turns and of those among them whose
-// cancellation was requested. A turn of ids that is not among them was taken over or
-// finished elsewhere. Turns of owner that are not in ids (a turn the owner
-// gave up on) are left to expire.
+// cancellation was requested. A turn of ids that is not among them was
+// taken over or finished elsewhere. Turns of owner that are not in ids (a
+// turn the owner gave up on) are left to expire.
 func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration, ids []string) (held, cancel []string, err error) {
 	if ttl <= 0 {
 		return nil, nil, toolmark.Errorf(toolmark.EINVALID, "lease needs a positive ttl")
