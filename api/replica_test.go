@@ -3,13 +3,19 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -217,4 +223,71 @@ func TestLostTurnFollowersSeeTheEnd(t *testing.T) {
 		t.Fatalf("the follower's last event: %s %s; want the sweep's turn_failed (interrupted)", last.Type, last.Data)
 	}
 	checkStream(t, srv, evs)
+}
+
+// TestNotifyOnlyWithPeers checks that a replica alone on its database sends
+// no event notifications (its followers are fed from memory, and each
+// notification costs a transaction where it is heard), that it sends them
+// once another replica has started, so that the other's followers are
+// woken, and that it goes quiet again after the other stopped.
+func TestNotifyOnlyWithPeers(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	open := func() *store.DB {
+		db, err := store.Open(ctx, url, store.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		return db
+	}
+	a := testserver.Start(t, testserver.Options{DB: open()})
+	ca := newClient(t, a.URL, "")
+	notes, err := open().Listen(ctx, store.ChannelEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// announced runs a turn on a and reports whether a notification named
+	// it. Notifications arrive in commit order, so the test's own, sent
+	// after the turn ended, comes after any of the turn's.
+	announced := func() bool {
+		turn := ca.postTurn(ca.newConversation(), "hello")
+		ca.allEvents(turn.ID, -1)
+		if _, err := conn.Exec(ctx, `select pg_notify($1, 'end')`, store.ChannelEvents); err != nil {
+			t.Fatal(err)
+		}
+		named := false
+		for {
+			select {
+			case n := <-notes:
+				if n.Payload == "end" {
+					return named
+				}
+				named = named || strings.Contains(n.Payload, turn.ID+":")
+			case <-ctx.Done():
+				t.Fatal("the test's notification never came")
+			}
+		}
+	}
+	if announced() {
+		t.Fatal("a replica alone announced its commits")
+	}
+	b := testserver.Start(t, testserver.Options{DB: open()})
+	if !announced() {
+		t.Fatal("a replica did not announce its commits with another replica started")
+	}
+	if err := b.Stop(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Fatal(err)
+	}
+	for announced() {
+		if ctx.Err() != nil {
+			t.Fatal("a replica went on announcing its commits after the other stopped")
+		}
+	}
 }

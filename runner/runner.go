@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -151,11 +149,15 @@ func (r *Runner) Owner() string { return r.cfg.Owner }
 // doing all that, renewing leases, until Shutdown.
 func (r *Runner) Start(ctx context.Context) error {
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	notes, err := r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel)
+	notes, err := r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel, store.ChannelReplicas)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("listening for notifications: %w", err)
 	}
+	if err := r.cfg.Store.Join(ctx, r.cfg.Owner); err != nil {
+		r.log.Warn("announcing this replica", "err", err) // the others count it within a second
+	}
+	r.countPeers(ctx)
 	if _, err := r.sweep(ctx); err != nil {
 		cancel()
 		return fmt.Errorf("sweeping turns of stopped servers: %w", err)
@@ -172,9 +174,11 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 	renew := time.NewTicker(r.cfg.LeaseTTL / 3)
 	sweep := time.NewTicker(r.cfg.SweepInterval)
 	prune := time.NewTicker(time.Minute)
+	peers := time.NewTicker(time.Second)
 	defer renew.Stop()
 	defer sweep.Stop()
 	defer prune.Stop()
+	defer peers.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,6 +195,8 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 			if _, err := r.sweep(ctx); err != nil && ctx.Err() == nil {
 				r.log.Error("sweeping turns of stopped servers", "err", err)
 			}
+		case <-peers.C:
+			r.countPeers(ctx)
 		case <-prune.C:
 			r.hub.Prune(time.Minute)
 			if r.cfg.Retention > 0 {
@@ -202,20 +208,6 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 				}
 			}
 		}
-	}
-}
-
-// notified handles a PostgreSQL notification from any replica.
-func (r *Runner) notified(n store.Notification) {
-	switch n.Channel {
-	case store.ChannelEvents:
-		for _, item := range strings.Split(n.Payload, ",") {
-			if turnID, seq, ok := parseEventsPayload(item); ok {
-				r.hub.Notify(turnID, seq)
-			}
-		}
-	case store.ChannelCancel:
-		r.cancelLocal(n.Payload)
 	}
 }
 
@@ -442,19 +434,6 @@ func (r *Runner) Close() {
 		<-r.loopDone
 		r.stopLoop = nil
 	}
-}
-
-// parseEventsPayload reads one "turnID:lastSeq" item of ChannelEvents.
-func parseEventsPayload(p string) (string, int64, bool) {
-	i := strings.LastIndexByte(p, ':')
-	if i <= 0 {
-		return "", 0, false
-	}
-	seq, err := strconv.ParseInt(p[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return p[:i], seq, true
 }
 
 // randomOwner names this replica for leases: host name, process id and a

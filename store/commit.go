@@ -76,7 +76,8 @@ var ErrLeaseLost = toolmark.Errorf(toolmark.ECONFLICT, "the turn's lease is held
 // the messages, the starts and the ends of turns, and one notification on
 // ChannelEvents per 100 turns or so, which other replicas use to wake their
 // followers (it may also name a turn whose write was refused; a follower
-// that reads nothing new just waits). Nothing is read back.
+// that reads nothing new just waits), unless SetAnnounce turned them off.
+// Nothing is read back.
 //
 // A turn whose lease owner no longer holds (or that is final) gets nothing
 // written; Commit then returns a *RefusedError naming it, and the other
@@ -198,7 +199,7 @@ type batchSender interface {
 // commit writes ws in one batch through s and returns the turns whose
 // writes the guard refused.
 func (db *DB) commit(ctx context.Context, s batchSender, owner string, ws []TurnWrite) (lost []string, err error) {
-	g, err := newCommitGroup(ws)
+	g, err := newCommitGroup(ws, !db.quiet.Load())
 	if err != nil {
 		return nil, err
 	}

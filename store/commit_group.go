@@ -28,7 +28,7 @@ type commitGroup struct {
 	notes    noteCols
 }
 
-func newCommitGroup(ws []TurnWrite) (*commitGroup, error) {
+func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 	g := &commitGroup{expect: make(map[string]int, len(ws))}
 	for _, w := range ws {
 		g.expect[w.TurnID] += len(w.Events)
@@ -49,7 +49,9 @@ func newCommitGroup(ws []TurnWrite) (*commitGroup, error) {
 		if err := g.todos.add(w); err != nil {
 			return nil, err
 		}
-		g.notes.add(w)
+		if announce {
+			g.notes.add(w)
+		}
 	}
 	return g, nil
 }
@@ -285,6 +287,9 @@ func (c *noteCols) queue(b *pgx.Batch) {
 	notes := c.notes
 	if c.note.Len() > 0 {
 		notes = append(notes, c.note.String())
+	}
+	if len(notes) == 0 {
+		return
 	}
 	b.Queue(`select pg_notify('`+ChannelEvents+`', p) from unnest($1::text[]) as p`, notes)
 }

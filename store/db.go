@@ -48,6 +48,9 @@ type DB struct {
 	// livenessSince is when ListenAs took this process's liveness lock
 	// (unix nanoseconds), 0 while it does not hold it.
 	livenessSince atomic.Int64
+	// quiet, set by SetAnnounce(false), leaves ChannelEvents out of
+	// Commit: no other replica is there to hear it.
+	quiet atomic.Bool
 }
 
 // DefaultMaxConns is the default size of the connection pool: twice this

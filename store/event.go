@@ -19,6 +19,10 @@ const ChannelEvents = "toolmark_events"
 // announces a cancel request, with the turn id as payload.
 const ChannelCancel = "toolmark_cancel"
 
+// ChannelReplicas is the notification channel on which a replica that
+// starts says so (Join), with its owner name as payload.
+const ChannelReplicas = "toolmark_replicas"
+
 // ErrCursorPruned is returned by EventsAfter when events after the cursor
 // were pruned from the log; the caller sends a snapshot instead. It is an
 // ECONFLICT *toolmark.Error; test for it with errors.Is.

@@ -125,3 +125,21 @@ func listenConn(ctx context.Context, cfg *pgx.ConnConfig, channels []string) (*p
 	}
 	return conn, nil
 }
+
+// Join tells the other replicas on the database that owner has started,
+// on ChannelReplicas. Call it once its liveness lock is held (ListenAs), so
+// that a replica that hears it and one that counts the locks
+// (OtherReplicas) agree.
+func (db *DB) Join(ctx context.Context, owner string) error {
+	if _, err := db.pool.Exec(ctx, `select pg_notify('`+ChannelReplicas+`', $1)`, owner); err != nil {
+		return fmt.Errorf("announcing this replica: %w", err)
+	}
+	return nil
+}
+
+// SetAnnounce says whether Commit notifies ChannelEvents (on at first). A
+// replica alone on its database turns it off: its own followers are fed
+// from memory, and every notification would wake its listening
+// connection for nothing, a transaction each in PostgreSQL. It turns it on
+// again before another replica can follow its turns (see runner's peers).
+func (db *DB) SetAnnounce(on bool) { db.quiet.Store(!on) }
