@@ -30,6 +30,11 @@ type commitGroup struct {
 
 func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 	g := &commitGroup{expect: make(map[string]int, len(ws))}
+	n := 0
+	for _, w := range ws {
+		n += len(w.Events)
+	}
+	g.events.grow(n)
 	for _, w := range ws {
 		g.expect[w.TurnID] += len(w.Events)
 		g.events.add(w)
@@ -76,15 +81,22 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int {
 }
 
 type eventCols struct {
-	turn, typ, data []string
-	seq             []int64
-	time            []time.Time
+	turn, typ []string
+	data      [][]byte // sent as text[]: the events' JSON as it is, not copied into strings
+	seq       []int64
+	time      []time.Time
+}
+
+// grow makes room for n events.
+func (c *eventCols) grow(n int) {
+	c.turn, c.typ, c.data = make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n)
+	c.seq, c.time = make([]int64, 0, n), make([]time.Time, 0, n)
 }
 
 func (c *eventCols) add(w TurnWrite) {
 	for _, e := range w.Events {
 		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, string(e.Type))
-		c.data, c.time = append(c.data, string(e.Data)), append(c.time, e.Time)
+		c.data, c.time = append(c.data, e.Data), append(c.time, e.Time)
 	}
 }
 
