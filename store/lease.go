@@ -160,10 +160,12 @@ var liveOwners = `live as materialized (
 	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2 and l.granted)`
 
 // OtherReplicas returns how many replicas other than owner are alive (hold
-// their liveness lock) on this database.
+// their liveness lock) on this database. It runs on the group commit's
+// connections, which requests and tools never hold: a replica counts its
+// peers every second, and drains by the count, however busy its pool.
 func (db *DB) OtherReplicas(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := db.pool.QueryRow(ctx, `
+	err := db.commits.QueryRow(ctx, `
 		with `+liveOwners+`
 		select count(*) from live where objid <> hashtext($1)::oid`, owner).Scan(&n)
 	if err != nil {

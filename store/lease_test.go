@@ -285,3 +285,24 @@ func TestRenewLeasesWithThePoolBusy(t *testing.T) {
 		t.Fatalf("RenewLeases with the pool busy = %v, %v; want the turn held", held, err)
 	}
 }
+
+// TestOtherReplicasWithThePoolBusy checks that a replica counts its peers
+// while requests hold every connection of the pool.
+func TestOtherReplicasWithThePoolBusy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, store.WithMaxConns(2))
+	db := f.db
+	for range db.Pool().Config().MaxConns {
+		conn, err := db.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if n, err := db.OtherReplicas(short, "a"); err != nil || n != 0 {
+		t.Fatalf("OtherReplicas with the pool busy = %d, %v; want 0, nil", n, err)
+	}
+}
