@@ -291,3 +291,44 @@ func TestNotifyOnlyWithPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasesRenewedWithThePoolBusy holds every connection of a replica's
+// pool while it runs a turn: its sweep then waits for a connection, and its
+// lease renewal, on connections of the group commit's, must not wait behind
+// it, or the turn's lease would run out and another replica take over a
+// turn that is still running.
+func TestLeasesRenewedWithThePoolBusy(t *testing.T) {
+	const ttl = time.Second
+	a := testserver.Start(t, testserver.Options{DemoDelay: 500 * time.Millisecond, LeaseTTL: ttl, Grace: time.Second})
+	ca := newClient(t, a.URL, "")
+	turn := ca.postTurn(ca.newConversation(), "hello")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, a.DB.Pool().Config().ConnConfig.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	expiry := func() time.Time {
+		var at *time.Time
+		if err := conn.QueryRow(ctx, `select lease_expires_at from turns where id = $1`, turn.ID).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		if at == nil {
+			t.Fatal("the turn has no lease")
+		}
+		return *at
+	}
+	for range a.DB.Pool().Config().MaxConns {
+		c, err := a.DB.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+	}
+	first := expiry()
+	time.Sleep(3 * ttl)
+	if next := expiry(); !next.After(first) {
+		t.Fatalf("the lease was not renewed with the pool busy: it expires at %v, as it did %v ago", next, 3*ttl)
+	}
+}

@@ -11,6 +11,21 @@ import (
 // database is back.
 const LivenessTrustAfter = 3 * time.Second
 
+// renewEvery renews the leases of the turns this replica runs every third
+// of their time to live, until ctx is done.
+func (r *Runner) renewEvery(ctx context.Context) {
+	t := time.NewTicker(r.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.renewLeases(ctx)
+		}
+	}
+}
+
 func (r *Runner) renewLeases(ctx context.Context) {
 	r.mu.Lock()
 	ids := make([]string, 0, len(r.jobs))

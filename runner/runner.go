@@ -171,11 +171,14 @@ func (r *Runner) Start(ctx context.Context) error {
 
 func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 	defer close(r.loopDone)
-	renew := time.NewTicker(r.cfg.LeaseTTL / 3)
+	// Leases are renewed on a goroutine of their own: a sweep waiting for a
+	// connection of a busy pool must not hold them up until they run out.
+	var renewing sync.WaitGroup
+	renewing.Go(func() { r.renewEvery(ctx) })
+	defer renewing.Wait()
 	sweep := time.NewTicker(r.cfg.SweepInterval)
 	prune := time.NewTicker(time.Minute)
 	peers := time.NewTicker(time.Second)
-	defer renew.Stop()
 	defer sweep.Stop()
 	defer prune.Stop()
 	defer peers.Stop()
@@ -189,8 +192,6 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 				continue
 			}
 			r.notified(n)
-		case <-renew.C:
-			r.renewLeases(ctx)
 		case <-sweep.C:
 			if _, err := r.sweep(ctx); err != nil && ctx.Err() == nil {
 				r.log.Error("sweeping turns of stopped servers", "err", err)
