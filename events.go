@@ -106,8 +106,11 @@ type ToolCallData struct {
 	Name       string `json:"name"`
 	Status     string `json:"status"`
 	Markup     string `json:"markup"`
-	// tool_call_delta: the streamed chunk of arguments, everything so far,
-	// and the best-effort parse of it.
+	// tool_call_delta: the streamed chunk of arguments; and, while they are
+	// short (up to 512 bytes), then each time they have doubled, up to
+	// 8 KiB, everything so far and the best-effort parse of it (so that
+	// the deltas stay linear in the arguments' size). A client that keeps
+	// the arguments appends the chunks.
 	Chunk       string         `json:"chunk,omitempty"`
 	Accumulated string         `json:"accumulated,omitempty"`
 	Arguments   map[string]any `json:"arguments,omitempty"`

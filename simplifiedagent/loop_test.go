@@ -1,6 +1,7 @@
 package simplifiedagent_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,18 +225,20 @@ func TestOddModelIDs(t *testing.T) {
 	}
 }
 
-// bigArgs streams one call whose arguments are 40 KiB, in 100-byte chunks.
-type bigArgs struct{}
+// bigArgs streams one call whose input is size bytes, in chunks of chunk
+// bytes (40 KiB in 100-byte chunks when zero).
+type bigArgs struct{ size, chunk int }
 
-func (bigArgs) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+func (m bigArgs) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	if msgs[len(msgs)-1].Role == llms.ChatMessageTypeTool {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok"}}}, nil
 	}
-	args := `{"input":"` + strings.Repeat("a", 40<<10) + `"}`
+	size, chunk := cmp.Or(m.size, 40<<10), cmp.Or(m.chunk, 100)
+	args := `{"input":"` + strings.Repeat("a", size) + `"}`
 	fn := llmstream.ToolCallDeltaFuncFromContext(ctx)
 	_ = fn(ctx, llmstream.ToolCallDelta{ID: "big", Name: "echo"})
-	for i := 0; i < len(args); i += 100 {
-		if err := fn(ctx, llmstream.ToolCallDelta{Arguments: args[i:min(i+100, len(args))]}); err != nil {
+	for i := 0; i < len(args); i += chunk {
+		if err := fn(ctx, llmstream.ToolCallDelta{Arguments: args[i:min(i+chunk, len(args))]}); err != nil {
 			return nil, err
 		}
 	}
@@ -269,6 +272,44 @@ func TestBigArguments(t *testing.T) {
 	succ := rec.ofType(toolmark.EventToolCallSuccess)
 	if len(succ) != 1 || succ[0].Data.(toolmark.ToolCallData).Result != "40960" {
 		t.Errorf("the tool got the wrong input: %+v", succ)
+	}
+}
+
+// TestArgumentsInSmallChunks: 8 KiB of arguments streamed 4 bytes at a time,
+// as a model's tokens come, are not sent whole with every fragment (2 000
+// deltas of 4 KiB on average, 16 MiB): whole while short, then each time
+// they have doubled; the chunks add up to the arguments.
+func TestArgumentsInSmallChunks(t *testing.T) {
+	const size = 8<<10 - 20
+	echo := funcTool{"echo", func(_ context.Context, in string) (string, error) { return fmt.Sprint(len(in)), nil }}
+	_, rec, err := runChecked(t, simplifiedagent.Request{Model: bigArgs{size: size, chunk: 4}, Input: "x",
+		Tools: []simplifiedagent.Tool{echo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks strings.Builder
+	whole, total := 0, 0
+	for _, e := range rec.ofType(toolmark.EventToolCallDelta) {
+		d := e.Data.(toolmark.ToolCallData)
+		chunks.WriteString(d.Chunk)
+		if d.Accumulated != "" {
+			whole++
+			if d.Accumulated != chunks.String() {
+				t.Fatalf("accumulated %d bytes, the chunks so far %d", len(d.Accumulated), chunks.Len())
+			}
+		}
+		b, _ := json.Marshal(d)
+		total += len(b)
+	}
+	if want := `{"input":"` + strings.Repeat("a", size) + `"}`; chunks.String() != want {
+		t.Fatalf("the chunks add up to %d bytes, want %d", chunks.Len(), len(want))
+	}
+	t.Logf("%d bytes of arguments: %d deltas, %d of them whole, %d bytes", chunks.Len(), len(rec.ofType(toolmark.EventToolCallDelta)), whole, total)
+	if whole > 512/4+8 {
+		t.Errorf("%d deltas carry the whole arguments", whole)
+	}
+	if total > 1<<20 {
+		t.Errorf("the deltas take %d bytes for %d bytes of arguments", total, chunks.Len())
 	}
 }
 

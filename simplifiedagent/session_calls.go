@@ -24,12 +24,14 @@ type call struct {
 	started  bool                    // the tag (or record) exists
 	tc       toolcallmarkup.ToolCall // the tag as it stands
 	args     strings.Builder
-	status   toolcallmarkup.Status
-	result   string
-	errText  string
-	begin    time.Time
-	end      time.Time
-	owner    *loop
+	// parsedLen is how long args were when last parsed and sent whole.
+	parsedLen int
+	status    toolcallmarkup.Status
+	result    string
+	errText   string
+	begin     time.Time
+	end       time.Time
+	owner     *loop
 }
 
 func (s *session) subagentStatus(id, phase, msg string) {
@@ -147,12 +149,15 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 	if !c.tagged || chunk == "" || s.closed {
 		return
 	}
-	acc := c.args.String()
+	// The arguments so far are parsed again, and sent whole, on every
+	// fragment while they are short, then each time they have doubled, up
+	// to maxParsedArgs: the events and the parsing stay linear in their
+	// size however small the model's fragments.
+	var acc string
 	var args map[string]any
-	if len(acc) <= maxParsedArgs {
+	if n := c.args.Len(); n <= maxParsedArgs && (n <= eagerParsedArgs || n >= 2*c.parsedLen) {
+		acc, c.parsedLen = c.args.String(), n
 		args = parsePartial(acc)
-	} else {
-		acc = "" // the chunks alone, to keep the events linear in size
 	}
 	var attrs []toolcallmarkup.Attr
 	if t, ok := c.tool.(TagAttrsTool); ok && args != nil {
@@ -167,10 +172,14 @@ func (s *session) argsDeltaLocked(c *call, chunk string) {
 		Markup: markup, Chunk: chunk, Accumulated: acc, Arguments: args, StatusText: text}, Tag: c.tc})
 }
 
-// maxParsedArgs bounds the streamed arguments that are re-parsed and sent
-// whole with every fragment; beyond it tool_call_delta carries the chunk
-// only, and tool_call_running the final arguments.
-const maxParsedArgs = 8 << 10
+// Streamed arguments up to eagerParsedArgs bytes are parsed again and sent
+// whole (tool_call_delta's accumulated and arguments) with every fragment;
+// then each time they have doubled; beyond maxParsedArgs tool_call_delta
+// carries the chunk only, and tool_call_running the final arguments.
+const (
+	eagerParsedArgs = 512
+	maxParsedArgs   = 8 << 10
+)
 
 // parsePartial returns the best-effort parse of streamed JSON arguments.
 func parsePartial(s string) map[string]any {
