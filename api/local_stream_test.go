@@ -18,12 +18,7 @@ import (
 // read from the store.
 func TestStreamOfALocalTurn(t *testing.T) {
 	qc := &queryCounter{watch: "local-stream"}
-	db, err := store.Open(context.Background(), pgtest.URL(t), store.WithTracer(qc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	srv, alice, bob := tokenServerWith(t, testserver.Options{DB: db, DemoDelay: 20 * time.Millisecond})
+	srv, alice, bob := tokenServerWith(t, testserver.Options{DB: pgtest.New(t, store.WithTracer(qc)), DemoDelay: 20 * time.Millisecond})
 	turn := alice.postTurn(alice.newConversation(), "How does resume work?")
 	if _, _, ok := srv.App.Runner.Local(turn.ID); !ok {
 		t.Fatal("the turn just posted does not run on this replica")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -234,17 +232,9 @@ func TestNotifyOnlyWithPeers(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	open := func() *store.DB {
-		db, err := store.Open(ctx, url, store.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		return db
-	}
-	a := testserver.Start(t, testserver.Options{DB: open()})
+	a := testserver.Start(t, testserver.Options{DB: pgtest.Open(t, url)})
 	ca := newClient(t, a.URL, "")
-	notes, err := open().Listen(ctx, store.ChannelEvents)
+	notes, err := pgtest.Open(t, url).Listen(ctx, store.ChannelEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +268,7 @@ func TestNotifyOnlyWithPeers(t *testing.T) {
 	if announced() {
 		t.Fatal("a replica alone announced its commits")
 	}
-	b := testserver.Start(t, testserver.Options{DB: open()})
+	b := testserver.Start(t, testserver.Options{DB: pgtest.Open(t, url)})
 	if !announced() {
 		t.Fatal("a replica did not announce its commits with another replica started")
 	}
@@ -319,13 +309,7 @@ func TestLeasesRenewedWithThePoolBusy(t *testing.T) {
 		}
 		return *at
 	}
-	for range a.DB.Pool().Config().MaxConns {
-		c, err := a.DB.Pool().Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Release()
-	}
+	pgtest.HoldPool(t, a.DB)
 	first := expiry()
 	time.Sleep(3 * ttl)
 	if next := expiry(); !next.After(first) {

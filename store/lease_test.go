@@ -271,7 +271,7 @@ func TestRenewLeasesWithThePoolBusy(t *testing.T) {
 	db := f.db
 	a := newOwner("a")
 	tu := mustTurnAs(t, db, a, f.user.ID, mustConversation(t, db, f.user.ID).ID, "q")
-	holdPool(t, db)
+	pgtest.HoldPool(t, db)
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	held, _, err := db.RenewLeases(short, a, time.Minute, []string{tu.ID})
@@ -287,23 +287,10 @@ func TestOtherReplicasWithThePoolBusy(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, store.WithMaxConns(2))
 	db := f.db
-	holdPool(t, db)
+	pgtest.HoldPool(t, db)
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if n, err := db.OtherReplicas(short, "a"); err != nil || n != 0 {
 		t.Fatalf("OtherReplicas with the pool busy = %d, %v; want 0, nil", n, err)
-	}
-}
-
-// holdPool takes every connection of db's pool until the test ends, as
-// requests and tools that hold them all do.
-func holdPool(t *testing.T, db *store.DB) {
-	t.Helper()
-	for range db.Pool().Config().MaxConns {
-		conn, err := db.Pool().Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(conn.Release)
 	}
 }

@@ -105,7 +105,14 @@ func URL(tb testing.TB) string {
 // dropped when the test ends. Options are passed to store.Open.
 func New(tb testing.TB, opts ...store.Option) *store.DB {
 	tb.Helper()
-	u := URL(tb)
+	return Open(tb, URL(tb), opts...)
+}
+
+// Open returns a store on the database at u (from URL), closed when the
+// test ends: several stores on one database are several replicas. Options
+// are passed to store.Open, after a logger that discards.
+func Open(tb testing.TB, u string, opts ...store.Option) *store.DB {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opts = append([]store.Option{store.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
@@ -113,8 +120,21 @@ func New(tb testing.TB, opts ...store.Option) *store.DB {
 	if err != nil {
 		tb.Fatalf("pgtest: opening test database: %v", err)
 	}
-	tb.Cleanup(db.Close) // registered after the drop, so it runs first
+	tb.Cleanup(db.Close) // registered after URL's drop, so it runs first
 	return db
+}
+
+// HoldPool takes every connection of db's pool until the test ends, as
+// requests and tools that hold them all do.
+func HoldPool(tb testing.TB, db *store.DB) {
+	tb.Helper()
+	for range db.Pool().Config().MaxConns {
+		conn, err := db.Pool().Acquire(context.Background())
+		if err != nil {
+			tb.Fatalf("pgtest: holding the pool: %v", err)
+		}
+		tb.Cleanup(conn.Release)
+	}
 }
 
 func setup() error {
