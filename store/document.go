@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -66,29 +67,41 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	// The snippets (ts_headline, the costly part) are made for the hits
-	// returned only, not for every match before the sort.
+	// The snippets are made here (see headline) from the bodies of the
+	// hits returned, with the query's lexemes; a body too long to carry
+	// gets ts_headline's snippet instead.
 	rows, err := db.pool.Query(ctx, `
-		select top.id, top.source, top.title,
-			ts_headline('english', top.body, top.q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15'),
-			top.rank
+		select top.id, top.source, top.title, top.rank,
+			case when top.long then '' else top.body end,
+			case when top.long then ts_headline('english', top.body, top.q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15') end,
+			(select tsvector_to_array(to_tsvector('english', $1)))
 		from (
-			select d.id, d.source, d.title, d.body, q, ts_rank_cd(d.search, q) as rank
+			select d.id, d.source, d.title, d.body, q, ts_rank_cd(d.search, q) as rank, octet_length(d.body) > $3 as long
 			from documents d, websearch_to_tsquery('english', $1) q
 			where d.search @@ q
 			order by rank desc, d.id
 			limit $2
 		) top
-		order by top.rank desc, top.id`, query, limit)
+		order by top.rank desc, top.id`, query, limit, headlineMaxBody)
 	if err != nil {
 		return nil, dbErr("searching documents", "query", err)
 	}
 	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.DocumentHit, error) {
 		var h toolmark.DocumentHit
 		var rank float32
-		err := r.Scan(&h.ID, &h.Source, &h.Title, &h.Snippet, &rank)
+		var body string
+		var long *string
+		var lexemes []string
+		if err := r.Scan(&h.ID, &h.Source, &h.Title, &rank, &body, &long, &lexemes); err != nil {
+			return h, err
+		}
 		h.Rank = float64(rank)
-		return h, err
+		if long != nil {
+			h.Snippet = strings.Join(strings.Fields(*long), " ")
+		} else {
+			h.Snippet = headline(body, lexemes)
+		}
+		return h, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("searching documents: %w", err)

@@ -113,7 +113,7 @@ type searchTracer struct {
 }
 
 func (s *searchTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "ts_headline") {
+	if strings.Contains(d.SQL, "websearch_to_tsquery") {
 		s.mu.Lock()
 		s.now++
 		s.maxSeen = max(s.maxSeen, s.now)
@@ -164,4 +164,71 @@ func TestSearchesTakeTurns(t *testing.T) {
 		t.Errorf("%d searches ran at once on a pool of 8, want 1 or 2", tr.maxSeen)
 	}
 
+}
+
+// TestHeadlineMarksWhatPostgreSQLMarks checks the snippets a search makes
+// against PostgreSQL's own: every snippet, its marks taken out and given to
+// ts_headline with HighlightAll, comes back with the same words marked —
+// the Go stemmer and tokenizer agree with the english configuration. A body
+// longer than the limit gets ts_headline's snippet, on one line.
+func TestHeadlineMarksWhatPostgreSQLMarks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	filler := strings.Repeat("Nothing to see in this sentence at all. ", 12)
+	docs := map[string]string{
+		"runs.md":    "Running runners ran; the runner's runs were run twice. " + filler + "A run (see the runbook) ends.",
+		"cancel.md":  filler + "Cancellation cancels cancelled turns, and cancelling is final. Studies studying studied.",
+		"happy.md":   "Happily, happier happiness. Generalization generalizes generally. " + filler,
+		"digits.md":  "Version v2 in 2024, x86_64 builds and e-mail, group-commit and naïve café 3.14 numbers.",
+		"markup.md":  "<b>Crash</b> recovery: `toolmark` **restarts**, [the docs](https://e.com/crash) crash.log, x@crash.com, and/crash, e.g. crash. Restart: quoted.",
+		"unicode.md": "die überprüfung der größe; проверка проверки; 東京 timing.",
+	}
+	for source, body := range docs {
+		if _, err := db.UpsertDocument(ctx, source, strings.TrimSuffix(source, ".md"), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"run", "runner", "cancel", "cancellation study", "happy generalization", "general",
+		"2024 v2", "mail", "commit", `"group commit"`, "café", "crash docs", "restart quoted", "überprüfung größe",
+		"проверка", "timing -happy", "sentence see"}
+	marked := 0
+	for _, q := range queries {
+		hits, err := db.SearchDocuments(ctx, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 {
+			t.Errorf("%q: no hits", q)
+		}
+		for _, h := range hits {
+			marked += strings.Count(h.Snippet, "«")
+			text := strings.TrimSpace(strings.NewReplacer("«", "", "»", "", "…", "").Replace(h.Snippet))
+			var want string
+			if err := db.Pool().QueryRow(ctx, `
+				select ts_headline('english', $1, websearch_to_tsquery('english', $2), 'HighlightAll=true, StartSel=«, StopSel=»')`,
+				text, q).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.TrimSpace(strings.NewReplacer("… ", "", " …", "").Replace(h.Snippet))
+			if got != want {
+				t.Errorf("%q in %s:\n   snippet %q\nPostgreSQL %q", q, h.Source, got, want)
+			}
+		}
+	}
+	if marked < len(queries) {
+		t.Errorf("%d words marked over %d queries", marked, len(queries))
+	}
+
+	long := strings.Repeat("Filler words\n\tfill the page. ", 3000) + "The needle is here. " + strings.Repeat("More filler. ", 100)
+	if _, err := db.UpsertDocument(ctx, "long.md", "Long", long); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.SearchDocuments(ctx, "needle", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || !strings.Contains(hits[0].Snippet, "«needle»") || strings.ContainsAny(hits[0].Snippet, "\n\t") {
+		t.Errorf("long document: got %+v, want one hit with «needle» marked on one line", hits)
+	}
 }
