@@ -34,7 +34,7 @@ type Frame struct {
 // data; nil leaves the payload to be decoded from e.Data when a view needs
 // it (an event read from the store).
 func NewFrame(e toolmark.Event, data any) Frame {
-	buf, start, end := sse.AppendEvent(make([]byte, 0, len(e.Data)+160), e)
+	buf, start, end := sse.AppendEvent(nil, e)
 	e.Data = buf[start:end:end]
 	return Frame{Event: e, Data: data, SSE: buf}
 }

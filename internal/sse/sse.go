@@ -5,6 +5,7 @@ package sse
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // json.Marshal writes it (so it holds no newline and cannot end the frame
 // early).
 func AppendEvent(dst []byte, e toolmark.Event) (frame []byte, start, end int) {
+	dst = slices.Grow(dst, EventSize(e))
 	dst = append(dst, "id: "...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, "\nevent: "...)
@@ -48,6 +50,14 @@ func AppendEvent(dst []byte, e toolmark.Event) (frame []byte, start, end int) {
 	end = len(dst)
 	dst = append(dst, "}\n\n"...)
 	return dst, start, end
+}
+
+// EventSize is the length of e's frame when its ids need no escaping (the
+// most it can be with seqs of up to 20 digits and a time of up to 35 bytes);
+// AppendEvent grows its buffer by that much at once.
+func EventSize(e toolmark.Event) int {
+	const fixed = len("id: \nevent: \ndata: {\"seq\":,\"turnId\":\"\",\"messageId\":\"\",\"type\":\"\",\"time\":\"\",\"data\":}\n\n")
+	return fixed + 2*20 + 35 + 2*len(e.Type) + len(e.TurnID) + len(e.MessageID) + max(len(e.Data), len("null"))
 }
 
 // appendString appends s as a JSON string the way json.Marshal writes it.

@@ -30,6 +30,23 @@ func TestAppendEventMatchesMarshal(t *testing.T) {
 	}
 }
 
+// TestEventSize: a frame with plain ids fits the size EventSize gives, so
+// AppendEvent allocates once; the longest seqs and times included.
+func TestEventSize(t *testing.T) {
+	id := "0b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c"
+	for _, e := range []toolmark.Event{
+		{Seq: 1, TurnID: id, MessageID: id, Type: toolmark.EventTextDelta, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: json.RawMessage(`{"text":"a"}`)},
+		{Seq: -1 << 63, TurnID: id, MessageID: id, Type: toolmark.EventToolCallSuccess, Time: time.Date(-9999, 1, 2, 3, 4, 5, 123456789, time.FixedZone("", -(23*3600+59*60))), Data: json.RawMessage(`{}`)},
+		{Seq: 1<<63 - 1, TurnID: "t", Type: toolmark.EventTurnQueued, Time: time.Now()},
+	} {
+		got, _, _ := AppendEvent(nil, e)
+		allocs := testing.AllocsPerRun(10, func() { AppendEvent(nil, e) })
+		if len(got) > EventSize(e) || allocs != 1 {
+			t.Errorf("frame of %d bytes, EventSize %d, %v allocations: %q", len(got), EventSize(e), allocs, got)
+		}
+	}
+}
+
 func BenchmarkAppendEvent(b *testing.B) {
 	data, _ := json.Marshal(toolmark.TextDeltaData{Text: "a chunk of streamed answer text"})
 	e := toolmark.Event{Seq: 42, TurnID: "0b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c", MessageID: "1b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c",
