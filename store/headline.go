@@ -41,7 +41,7 @@ func headline(body string, lexemes []string) string {
 	match := matchWords(body, words, lexemes)
 	start, end := bestWindow(len(words), match)
 	var b strings.Builder
-	b.Grow(words[end-1].end - words[start].start + 16)
+	b.Grow(int(words[end-1].end-words[start].start) + 16)
 	if start > 0 {
 		b.WriteString("… ")
 	}
@@ -67,7 +67,7 @@ func headline(body string, lexemes []string) string {
 		}
 		gapEnd := len(body)
 		if i+1 < len(words) {
-			gapEnd = words[i+1].start
+			gapEnd = int(words[i+1].start)
 		}
 		gap := body[w.end:gapEnd]
 		if i == end-1 {
@@ -93,12 +93,12 @@ func headline(body string, lexemes []string) string {
 // run is made of letters, digits and . / @ - _ ~ %; anything else (white
 // space, brackets, quotes, '<', ':') ends it.
 type span struct {
-	start, end int
+	start, end int32 // a body whose snippet is made here is under 64 KiB
 	compound   bool
 }
 
 func splitWords(s string) []span {
-	var words []span
+	words := make([]span, 0, len(s)/5+1) // English averages about 6 bytes a word with its space
 	in, compound, dot := false, false, false
 	chunk := 0 // the first word of the current run of chunk characters
 	var prev rune
@@ -114,10 +114,10 @@ func splitWords(s string) []span {
 		word := unicode.IsLetter(r) || unicode.IsDigit(r)
 		switch {
 		case word && !in:
-			words = append(words, span{start: i})
+			words = append(words, span{start: int32(i)})
 			in = true
 		case !word && in:
-			words[len(words)-1].end = i
+			words[len(words)-1].end = int32(i)
 			in = false
 		}
 		switch {
@@ -130,7 +130,7 @@ func splitWords(s string) []span {
 		prev = r
 	}
 	if in {
-		words[len(words)-1].end = len(s)
+		words[len(words)-1].end = int32(len(s))
 	}
 	endChunk()
 	return words
