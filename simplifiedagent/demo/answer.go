@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -209,10 +210,7 @@ func (r toolResult) about(part, kw string) bool {
 
 // quote returns the sentence of a hit that answers best, cited, or "".
 func (c *composer) quote(title, where, snippet, kw string) string {
-	var cands []string
-	if doc := corpusDocument(where); doc != "" {
-		cands = sentencesOf(doc)
-	}
+	cands := corpusSentences(where)
 	best, score := "", 0
 	for _, s := range cands {
 		if c.quoted[s] || definition(s) {
@@ -354,6 +352,27 @@ func corpusDocument(where string) string {
 	}
 	return string(b)
 }
+
+// corpusSentences returns the sentences of the demo corpus's document
+// where names (nil if none), split once: the corpus is built in, and every
+// answer quotes from it. Callers must not change the slice.
+func corpusSentences(where string) []string {
+	name := path.Base(where)
+	if s, ok := sentenceCache.Load(name); ok {
+		return s.([]string)
+	}
+	doc := corpusDocument(where)
+	if doc == "" {
+		return nil
+	}
+	s := sentencesOf(doc)
+	sentenceCache.Store(name, s)
+	return s
+}
+
+// sentenceCache holds corpusSentences' results by the name of a corpus
+// document (a few dozen).
+var sentenceCache sync.Map
 
 // sentencesOf returns the sentences of a markdown document's paragraphs and
 // list items; headings, code blocks and tables are left out.
