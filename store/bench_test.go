@@ -79,8 +79,8 @@ func BenchmarkEventsAfter(b *testing.B) {
 	for _, size := range []int{1000, 100000} {
 		tu := mustTurn(b, f.db, u.ID, mustConversation(b, f.db, u.ID).ID, "long")
 		_, err := f.db.Pool().Exec(ctx, `
-			insert into events (turn_id, seq, type, data, time)
-			select $1, s, 'text_delta', json_build_object('text', 'word ' || s), now()
+			insert into events (turn, seq, type, data, time)
+			select (select num from turns where id = $1), s, 'text_delta', json_build_object('text', 'word ' || s), now()
 			from generate_series(1, $2::bigint) s`, tu.ID, size)
 		if err != nil {
 			b.Fatal(err)

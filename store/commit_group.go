@@ -63,9 +63,15 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 
 // queue queues the group's statements on b, in the order the guard needs
 // (the lease given up last), and returns where the events statement will
-// have counted each turn's inserted events once the batch ran.
-func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int {
-	counted := g.events.queue(b, owner, len(g.expect))
+// have put the turns whose events the guard let through once the batch ran.
+func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]bool {
+	withEvents := make([]string, 0, len(g.expect))
+	for id, n := range g.expect {
+		if n > 0 {
+			withEvents = append(withEvents, id)
+		}
+	}
+	passed := g.events.queue(b, owner, withEvents)
 	g.calls.queue(b, owner)
 	g.todos.queue(b, owner)
 	g.contents.queue(b, owner)
@@ -77,7 +83,7 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int {
 	g.finishes.queue(b, owner)
 	g.handOver.queue(b, owner) // last: the statements above check the lease this one gives up
 	g.notes.queue(b)
-	return counted
+	return passed
 }
 
 type eventCols struct {
@@ -100,30 +106,39 @@ func (c *eventCols) add(w TurnWrite) {
 	}
 }
 
-func (c *eventCols) queue(b *pgx.Batch, owner string, turns int) *map[string]int {
-	counted := map[string]int{}
+// queue queues the events' insert, guarded by the lease: one statement
+// reads the rows of the commit's turns once, keeps those owner still leases
+// and inserts their events under each turn's number (the events table's key,
+// see sql/008). It returns where the ids of the turns the guard let through
+// will be once the batch ran.
+func (c *eventCols) queue(b *pgx.Batch, owner string, turns []string) *map[string]bool {
+	passed := map[string]bool{}
+	if len(turns) == 0 {
+		return &passed
+	}
 	b.Queue(`
-		with ins as (
-			insert into events (turn_id, seq, type, data, time)
-			select u.turn_id, u.seq, u.type, u.data::json, u.time
+		with ok as (
+			select g.id, g.num from turns g
+			where g.id = any($7::text[]) and `+leasedOwner("g")+` = $1
+		), ins as (
+			insert into events (turn, seq, type, data, time)
+			select ok.num, u.seq, u.type, u.data::json, u.time
 			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
-			where `+guard+`
-			returning turn_id
+			join ok on ok.id = u.turn_id
 		)
-		select turn_id, count(*) from ins group by turn_id`,
-		owner, c.turn, c.seq, c.typ, c.data, c.time).Query(func(rows pgx.Rows) error {
-		counted = make(map[string]int, turns)
+		select id from ok`,
+		owner, c.turn, c.seq, c.typ, c.data, c.time, turns).Query(func(rows pgx.Rows) error {
+		passed = make(map[string]bool, len(turns))
 		for rows.Next() {
 			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
+			if err := rows.Scan(&id); err != nil {
 				return err
 			}
-			counted[id] = n
+			passed[id] = true
 		}
 		return rows.Err()
 	})
-	return &counted
+	return &passed
 }
 
 type toolCallCols struct {

@@ -95,7 +95,7 @@ func TestCommit(t *testing.T) {
 	// transaction.
 	if n := count(t, db, `
 		select count(distinct x) from (
-			select xmin::text as x from events where turn_id = $1 and seq = 3
+			select e.xmin::text as x from events e join turns t on t.num = e.turn where t.id = $1 and e.seq = 3
 			union all select xmin::text from messages where id = $2
 			union all select xmin::text from turns where id = $1
 		) rows`, f.turn.ID, f.turn.AssistantMessageID); n != 1 {

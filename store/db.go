@@ -214,7 +214,7 @@ const warmSQL = `
 	explain select 1 from turns t join messages m on m.id = t.user_message_id where t.id = '' and t.conversation_id = '' and t.status in ('queued', 'running');
 	explain select 1 from messages where conversation_id = '' and replaced_by is null and turn_id = '' order by pos;
 	explain select 1 from conversations where id = '' and owner_id = '' order by updated_at;
-	explain select 1 from events where turn_id = '' and seq > 0;
+	explain select 1 from events where turn = 0 and seq > 0;
 	explain select 1 from tool_calls where turn_id = any('{}');
 	explain select 1 from todos where turn_id = '';
 	explain select 1 from users u join api_tokens a on a.user_id = u.id where u.name = '';

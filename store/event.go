@@ -57,7 +57,7 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		select t.first_seq, t.assistant_message_id, e.seq, e.type, e.data, e.time
 		from turns t left join lateral (
 			select seq, type, data, time from events
-			where turn_id = t.id and seq > $2
+			where turn = t.num and seq > $2
 			order by seq limit $3
 		) e on true
 		where t.id = $1`, turnID, after, limit)
@@ -128,9 +128,9 @@ func (db *DB) PruneEvents(ctx context.Context, finishedBefore time.Time) (int64,
 			), u as (
 				update turns set first_seq = last_seq + 1
 				from t where turns.id = t.id
-				returning turns.id
+				returning turns.num
 			), d as (
-				delete from events e using u where e.turn_id = u.id
+				delete from events e using u where e.turn = u.num
 				returning 1
 			)
 			select (select count(*) from u), (select count(*) from d)`, finishedBefore, pruneBatch).Scan(&turns, &n)

@@ -57,7 +57,7 @@ func TestCommitManyTurns(t *testing.T) {
 		// the same xmin.
 		n := count(t, db, `
 			select count(distinct x) from (
-				select xmin::text as x from events where (turn_id, seq) in (select * from unnest($1::text[], $2::bigint[]))
+				select e.xmin::text as x from events e join turns t on t.num = e.turn where (t.id, e.seq) in (select * from unnest($1::text[], $2::bigint[]))
 				union all select xmin::text from tool_calls where turn_id = any($3) and id = $5
 				union all select xmin::text from todos where turn_id = any($3)
 				union all select xmin::text from messages where id = any($4)
@@ -143,7 +143,7 @@ func TestCommitConcurrentOwners(t *testing.T) {
 	if n := count(t, db, "select count(*) from events"); n != owners*turns*rounds*2 {
 		t.Errorf("got %d events, want %d", n, owners*turns*rounds*2)
 	}
-	if n := count(t, db, "select count(*) from (select turn_id from events group by turn_id having max(seq) <> count(*)) gaps"); n != 0 {
+	if n := count(t, db, "select count(*) from (select turn from events group by turn having max(seq) <> count(*)) gaps"); n != 0 {
 		t.Errorf("%d turns have gaps in their seqs", n)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
+
 	"github.com/toolmark/toolmark"
+	sqlfiles "github.com/toolmark/toolmark/sql"
 )
 
 // Test hooks: the runner takes a lease when it creates or adopts a turn;
@@ -73,3 +76,21 @@ var RenewLeasesQuery = renewLeasesQuery
 
 // WarmSQL is what a new connection runs to warm its catalog caches.
 const WarmSQL = warmSQL
+
+// MigrateTo migrates the schema to version v (a test of a migration starts
+// from the version before it).
+func (db *DB) MigrateTo(ctx context.Context, v int32) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return err
+	}
+	if err := m.LoadMigrations(sqlfiles.Migrations); err != nil {
+		return err
+	}
+	return m.MigrateTo(ctx, v)
+}

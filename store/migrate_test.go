@@ -45,3 +45,54 @@ func TestMigrateTwice(t *testing.T) {
 		t.Errorf("the migrated schema does not work: %v", err)
 	}
 }
+
+// TestMigrateEventsByTurnNumber writes a turn's events under schema 7
+// (keyed by the turn's text id), migrates, and reads them back under their
+// turn's number; deleting the turn still deletes its events.
+func TestMigrateEventsByTurnNumber(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	if _, err := db.Pool().Exec(ctx, "drop schema public cascade; create schema public"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateTo(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	var turnID string
+	err := db.Pool().QueryRow(ctx, `
+		with u as (insert into users (name) values ('old') returning id),
+		c as (insert into conversations (owner_id) select id from u returning id),
+		m as (insert into messages (id, conversation_id, role, status)
+			select x, c.id, r, 'complete' from c, unnest(array['mu', 'ma'], array['user', 'assistant']) as v(x, r) returning id),
+		t as (insert into turns (conversation_id, user_message_id, assistant_message_id, status, last_seq)
+			select c.id, 'mu', 'ma', 'completed', 3 from c where (select count(*) from m) = 2 returning id),
+		other as (insert into turns (conversation_id, user_message_id, assistant_message_id, status)
+			select c.id, 'mu', 'ma', 'failed' from c returning id),
+		e as (insert into events (turn_id, seq, type, data, time)
+			select t.id, s, 'text_delta', json_build_object('text', 'part ' || s), now() from t, generate_series(1, 3) s
+			union all select other.id, 1, 'turn_failed', '{}', now() from other)
+		select id from t`).Scan(&turnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.EventsAfter(ctx, turnID, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].Seq != 2 || string(evs[1].Data) != `{"text" : "part 3"}` {
+		t.Fatalf("after migrating: got %+v, want seqs 2 and 3 with their data", evs)
+	}
+	if n := count(t, db, "select count(*) from events"); n != 4 {
+		t.Fatalf("got %d events after migrating, want 4", n)
+	}
+	if _, err := db.Pool().Exec(ctx, "delete from turns where id = $1", turnID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, "select count(*) from events"); n != 1 {
+		t.Errorf("got %d events after deleting a turn of 3, want the other turn's 1", n)
+	}
+}

@@ -45,7 +45,7 @@ type NewTurn struct {
 func turnColumnsOf(a string) string {
 	return strings.NewReplacer("t.", a+".").Replace(`t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
 	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at,
-	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0)),
+	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn = t.num), 0)),
 	t.created_at, t.started_at, t.finished_at, t.input_tokens, t.output_tokens`)
 }
 
@@ -54,7 +54,7 @@ var turnColumns = turnColumnsOf("t")
 // newTurnColumns is turnColumns for a turn being inserted, which has no
 // event to look up yet.
 var newTurnColumns = strings.Replace(turnColumns,
-	"greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn_id = t.id), 0))", "t.last_seq", 1)
+	"greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn = t.num), 0))", "t.last_seq", 1)
 
 func scanTurn(row pgx.Row) (toolmark.Turn, error) {
 	var ts turnScan
@@ -151,8 +151,8 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			from ids
 			returning *
 		), e as (
-			insert into events (turn_id, seq, type, data, time)
-			select t.id, 1, $7::text, $8::json, $9 from t where $7::text is not null
+			insert into events (turn, seq, type, data, time)
+			select t.num, 1, $7::text, $8::json, $9 from t where $7::text is not null
 		)
 		select `+newTurnColumns+` from t`,
 		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title))
@@ -378,8 +378,8 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			update conversations c set updated_at = now(), title = case when c.title = '' then ok.title else c.title end
 			from t join ok on ok.tid = t.id where c.id = t.conversation_id
 		), e as (
-			insert into events (turn_id, seq, type, data, time)
-			select t.id, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
+			insert into events (turn, seq, type, data, time)
+			select t.num, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
 		)
 		select ok.ord, `+newTurnColumns+` from t join ok on ok.tid = t.id`,
 		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type), titles)
