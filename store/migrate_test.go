@@ -15,10 +15,7 @@ import (
 func TestMigrateTwice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	if _, err := db.Pool().Exec(ctx, "drop schema public cascade; create schema public"); err != nil {
-		t.Fatal(err)
-	}
+	db := unmigrated(t)
 	wantCode(t, "Ready before migrating", db.Ready(ctx), toolmark.EUNAVAILABLE)
 
 	var wg sync.WaitGroup
@@ -52,10 +49,7 @@ func TestMigrateTwice(t *testing.T) {
 func TestMigrateEventsByTurnNumber(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	if _, err := db.Pool().Exec(ctx, "drop schema public cascade; create schema public"); err != nil {
-		t.Fatal(err)
-	}
+	db := unmigrated(t)
 	if err := db.MigrateTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
@@ -95,4 +89,13 @@ func TestMigrateEventsByTurnNumber(t *testing.T) {
 	if n := count(t, db, "select count(*) from events"); n != 1 {
 		t.Errorf("got %d events after deleting a turn of 3, want the other turn's 1", n)
 	}
+}
+
+// unmigrated returns a store on a database with an empty schema.
+func unmigrated(t *testing.T) *store.DB {
+	db := pgtest.New(t)
+	if _, err := db.Pool().Exec(context.Background(), "drop schema public cascade; create schema public"); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
