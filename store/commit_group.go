@@ -107,10 +107,12 @@ func (c *eventCols) add(w TurnWrite) {
 }
 
 // queue queues the events' insert, guarded by the lease: one statement
-// reads the rows of the commit's turns once, keeps those owner still leases
-// and inserts their events under each turn's number (the events table's key,
-// see sql/008). It returns where the ids of the turns the guard let through
-// will be once the batch ran.
+// reads the row of each of the commit's turns once (by primary key, a
+// subquery per turn, so that the generic plan made on a new database does
+// not scan the table), keeps those owner still leases and inserts their
+// events under each turn's number (the events table's key, see sql/008). It
+// returns where the ids of the turns the guard let through will be once the
+// batch ran.
 func (c *eventCols) queue(b *pgx.Batch, owner string, turns []string) *map[string]bool {
 	passed := map[string]bool{}
 	if len(turns) == 0 {
@@ -118,15 +120,16 @@ func (c *eventCols) queue(b *pgx.Batch, owner string, turns []string) *map[strin
 	}
 	b.Queue(`
 		with ok as (
-			select g.id, g.num from turns g
-			where g.id = any($7::text[]) and `+leasedOwner("g")+` = $1
+			select k.id, (select g.num from turns g where g.id = k.id and `+leasedOwner("g")+` = $1) as num
+			from unnest($7::text[]) as k(id)
 		), ins as (
 			insert into events (turn, seq, type, data, time)
 			select ok.num, u.seq, u.type, u.data::json, u.time
 			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
 			join ok on ok.id = u.turn_id
+			where ok.num is not null
 		)
-		select id from ok`,
+		select id from ok where num is not null`,
 		owner, c.turn, c.seq, c.typ, c.data, c.time, turns).Query(func(rows pgx.Rows) error {
 		passed = make(map[string]bool, len(turns))
 		for rows.Next() {

@@ -35,7 +35,14 @@ func TestGenericPlansUseKeys(t *testing.T) {
 	f.db.RecordCommits(nil)
 	stmts = append(stmts, store.HistoryQuery, store.RenewLeasesQuery)
 
-	conn, err := f.db.Pool().Acquire(ctx)
+	// The plans are made on a database migrated for this test, whose tables
+	// are empty and were never analyzed, as a new replica's first commit on
+	// a new database finds them.
+	fresh := unmigrated(t)
+	if err := fresh.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := fresh.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
