@@ -214,8 +214,8 @@ func (db *DB) commit(ctx context.Context, s batchSender, owner string, ws []Turn
 	if err := s.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
-	for id, n := range g.expect {
-		if n > 0 && !(*passed)[id] {
+	for id := range g.withEvents {
+		if !(*passed)[id] {
 			lost = append(lost, id)
 		}
 	}

@@ -17,26 +17,28 @@ import (
 // table by table; each table's columns add a turn's write and queue their
 // one statement.
 type commitGroup struct {
-	expect   map[string]int // events per turn, to tell the turns the guard refused
-	events   eventCols
-	calls    toolCallCols
-	todos    todoCols
-	contents contentCols
-	started  []string
-	finishes finishCols
-	handOver handOverCols
-	notes    noteCols
+	withEvents map[string]bool // the turns with events, to tell those the guard refused
+	events     eventCols
+	calls      toolCallCols
+	todos      todoCols
+	contents   contentCols
+	started    []string
+	finishes   finishCols
+	handOver   handOverCols
+	notes      noteCols
 }
 
 func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
-	g := &commitGroup{expect: make(map[string]int, len(ws))}
+	g := &commitGroup{withEvents: make(map[string]bool, len(ws))}
 	n := 0
 	for _, w := range ws {
 		n += len(w.Events)
 	}
 	g.events.grow(n)
 	for _, w := range ws {
-		g.expect[w.TurnID] += len(w.Events)
+		if len(w.Events) > 0 {
+			g.withEvents[w.TurnID] = true
+		}
 		g.events.add(w)
 		if w.Started {
 			g.started = append(g.started, w.TurnID)
@@ -65,13 +67,7 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 // (the lease given up last), and returns where the events statement will
 // have put the turns whose events the guard let through once the batch ran.
 func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]bool {
-	withEvents := make([]string, 0, len(g.expect))
-	for id, n := range g.expect {
-		if n > 0 {
-			withEvents = append(withEvents, id)
-		}
-	}
-	passed := g.events.queue(b, owner, withEvents)
+	passed := g.events.queue(b, owner)
 	g.calls.queue(b, owner)
 	g.todos.queue(b, owner)
 	g.contents.queue(b, owner)
@@ -113,15 +109,15 @@ func (c *eventCols) add(w TurnWrite) {
 // events under each turn's number (the events table's key, see sql/008). It
 // returns where the ids of the turns the guard let through will be once the
 // batch ran.
-func (c *eventCols) queue(b *pgx.Batch, owner string, turns []string) *map[string]bool {
+func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]bool {
 	passed := map[string]bool{}
-	if len(turns) == 0 {
+	if len(c.turn) == 0 {
 		return &passed
 	}
 	b.Queue(`
 		with ok as (
 			select k.id, (select g.num from turns g where g.id = k.id and `+leasedOwner("g")+` = $1) as num
-			from unnest($7::text[]) as k(id)
+			from (select distinct id from unnest($2::text[]) as e(id)) as k
 		), ins as (
 			insert into events (turn, seq, type, data, time)
 			select ok.num, u.seq, u.type, u.data::json, u.time
@@ -130,8 +126,8 @@ func (c *eventCols) queue(b *pgx.Batch, owner string, turns []string) *map[strin
 			where ok.num is not null
 		)
 		select id from ok where num is not null`,
-		owner, c.turn, c.seq, c.typ, c.data, c.time, turns).Query(func(rows pgx.Rows) error {
-		passed = make(map[string]bool, len(turns))
+		owner, c.turn, c.seq, c.typ, c.data, c.time).Query(func(rows pgx.Rows) error {
+		passed = make(map[string]bool)
 		for rows.Next() {
 			var id string
 			if err := rows.Scan(&id); err != nil {

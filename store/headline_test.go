@@ -77,7 +77,7 @@ func FuzzHeadline(f *testing.F) {
 			}
 			return
 		}
-		if !strings.Contains(strings.Join(bw, " ")+" ", strings.Join(gw, " ")+" ") && !strings.Contains(" "+strings.Join(bw, " ")+" ", " "+strings.Join(gw, " ")+" ") {
+		if !strings.Contains(" "+strings.Join(bw, " ")+" ", " "+strings.Join(gw, " ")+" ") {
 			t.Fatalf("snippet %q is not a run of the body's words %q", got, body)
 		}
 	})

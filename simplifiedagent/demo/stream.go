@@ -12,14 +12,21 @@ import (
 // How the demo streams: tool-call arguments in chunks of ChunkBytes and
 // text three words at a time, each piece after a pause of Delay.
 
-func (m *Model) pause(ctx context.Context, p *pacer) error {
-	if m.Delay <= 0 {
+// pacer makes one stream's pauses of d with one timer, made on the first
+// and reset for each of the others.
+type pacer struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func (p *pacer) pause(ctx context.Context) error {
+	if p.d <= 0 {
 		return ctx.Err()
 	}
 	if p.t == nil {
-		p.t = time.NewTimer(m.Delay)
+		p.t = time.NewTimer(p.d)
 	} else {
-		p.t.Reset(m.Delay)
+		p.t.Reset(p.d)
 	}
 	select {
 	case <-ctx.Done():
@@ -28,10 +35,6 @@ func (m *Model) pause(ctx context.Context, p *pacer) error {
 		return nil
 	}
 }
-
-// pacer is the timer of one stream's pauses, made on the first and reset
-// for each of the others.
-type pacer struct{ t *time.Timer }
 
 func (p *pacer) stop() {
 	if p.t != nil {
@@ -46,20 +49,20 @@ func (m *Model) toolCalls(ctx context.Context, calls []llms.ToolCall) (*llms.Con
 	if size <= 0 {
 		size = 6
 	}
-	var p pacer
+	p := pacer{d: m.Delay}
 	defer p.stop()
 	for i, c := range calls {
 		if fn == nil {
 			break
 		}
-		if err := m.pause(ctx, &p); err != nil {
+		if err := p.pause(ctx); err != nil {
 			return nil, err
 		}
 		if err := fn(ctx, llmstream.ToolCallDelta{Index: i, ID: c.ID, Name: c.FunctionCall.Name}); err != nil {
 			return nil, err
 		}
 		for _, chunk := range chunks(c.FunctionCall.Arguments, size) {
-			if err := m.pause(ctx, &p); err != nil {
+			if err := p.pause(ctx); err != nil {
 				return nil, err
 			}
 			if err := fn(ctx, llmstream.ToolCallDelta{Index: i, Arguments: chunk}); err != nil {
@@ -73,10 +76,10 @@ func (m *Model) toolCalls(ctx context.Context, calls []llms.ToolCall) (*llms.Con
 // text streams s a few words at a time.
 func (m *Model) text(ctx context.Context, opts *llms.CallOptions, s string) (*llms.ContentResponse, error) {
 	if opts.StreamingFunc != nil {
-		var p pacer
+		p := pacer{d: m.Delay}
 		defer p.stop()
 		for _, w := range words(s) {
-			if err := m.pause(ctx, &p); err != nil {
+			if err := p.pause(ctx); err != nil {
 				return nil, err
 			}
 			if err := opts.StreamingFunc(ctx, []byte(w)); err != nil {
