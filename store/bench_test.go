@@ -80,8 +80,8 @@ func BenchmarkEventsAfter(b *testing.B) {
 		tu := mustTurn(b, f.db, u.ID, mustConversation(b, f.db, u.ID).ID, "long")
 		_, err := f.db.Pool().Exec(ctx, `
 			insert into events (turn, seq, type, data, time)
-			select (select num from turns where id = $1), s, 'text_delta', json_build_object('text', 'word ' || s), now()
-			from generate_series(1, $2::bigint) s`, tu.ID, size)
+			select (select num from turns where id = $1), s, $3, json_build_object('text', 'word ' || s), now()
+			from generate_series(1, $2::int) s`, tu.ID, size, store.EventTypeCode(toolmark.EventTextDelta))
 		if err != nil {
 			b.Fatal(err)
 		}

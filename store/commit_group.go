@@ -39,7 +39,9 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 		if len(w.Events) > 0 {
 			g.withEvents[w.TurnID] = true
 		}
-		g.events.add(w)
+		if err := g.events.add(w); err != nil {
+			return nil, err
+		}
 		if w.Started {
 			g.started = append(g.started, w.TurnID)
 		}
@@ -83,23 +85,29 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]bool {
 }
 
 type eventCols struct {
-	turn, typ []string
-	data      [][]byte // sent as text[]: the events' JSON as it is, not copied into strings
-	seq       []int64
-	time      []time.Time
+	turn []string
+	typ  []int16  // the types' numbers (eventTypes)
+	data [][]byte // sent as text[]: the events' JSON as it is, not copied into strings
+	seq  []int64
+	time []time.Time
 }
 
 // grow makes room for n events.
 func (c *eventCols) grow(n int) {
-	c.turn, c.typ, c.data = make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n)
+	c.turn, c.typ, c.data = make([]string, 0, n), make([]int16, 0, n), make([][]byte, 0, n)
 	c.seq, c.time = make([]int64, 0, n), make([]time.Time, 0, n)
 }
 
-func (c *eventCols) add(w TurnWrite) {
+func (c *eventCols) add(w TurnWrite) error {
 	for _, e := range w.Events {
-		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, string(e.Type))
+		typ, err := eventTypeCode(e.Type)
+		if err != nil {
+			return err
+		}
+		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, typ)
 		c.data, c.time = append(c.data, e.Data), append(c.time, e.Time)
 	}
+	return nil
 }
 
 // queue queues the events' insert, guarded by the lease: one statement
@@ -119,9 +127,9 @@ func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]bool {
 			select k.id, (select g.num from turns g where g.id = k.id and `+leasedOwner("g")+` = $1) as num
 			from (select distinct id from unnest($2::text[]) as e(id)) as k
 		), ins as (
-			insert into events (turn, seq, type, data, time)
-			select ok.num, u.seq, u.type, u.data::json, u.time
-			from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
+			insert into events (turn, time, seq, type, data)
+			select ok.num, u.time, u.seq, u.type, u.data::json
+			from unnest($2::text[], $3::int[], $4::smallint[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
 			join ok on ok.id = u.turn_id
 			where ok.num is not null
 		)

@@ -72,16 +72,20 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		found = true
 		var msgID string
 		var seq *int64
-		var typ *string
+		var code *int16
 		var data []byte
 		var t *time.Time
-		if err := rows.Scan(&firstSeq, &msgID, &seq, &typ, &data, &t); err != nil {
+		if err := rows.Scan(&firstSeq, &msgID, &seq, &code, &data, &t); err != nil {
 			return nil, fmt.Errorf("reading events: %w", err)
 		}
 		if seq == nil {
 			continue
 		}
-		events = append(events, toolmark.Event{Seq: *seq, TurnID: turnID, MessageID: msgID, Type: toolmark.EventType(*typ), Time: t.UTC(), Data: json.RawMessage(data)})
+		typ, err := eventTypeOf(*code)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, toolmark.Event{Seq: *seq, TurnID: turnID, MessageID: msgID, Type: typ, Time: t.UTC(), Data: json.RawMessage(data)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading events: %w", err)

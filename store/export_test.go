@@ -94,3 +94,12 @@ func (db *DB) MigrateTo(ctx context.Context, v int32) error {
 	}
 	return m.MigrateTo(ctx, v)
 }
+
+// EventTypeCode is the number the events table stores for an event type.
+func EventTypeCode(t toolmark.EventType) int16 {
+	code, err := eventTypeCode(t)
+	if err != nil {
+		panic(err)
+	}
+	return code
+}

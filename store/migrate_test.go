@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pgtest"
@@ -88,6 +90,75 @@ func TestMigrateEventsByTurnNumber(t *testing.T) {
 	}
 	if n := count(t, db, "select count(*) from events"); n != 1 {
 		t.Errorf("got %d events after deleting a turn of 3, want the other turn's 1", n)
+	}
+}
+
+// TestMigrateCompactEvents writes an event of every type under schema 8
+// (types as text), migrates, and reads them back with their types, data
+// and times: the migration's numbers are the ones the store reads.
+func TestMigrateCompactEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := unmigrated(t)
+	if err := db.MigrateTo(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	types := []toolmark.EventType{
+		toolmark.EventTurnQueued, toolmark.EventTurnStarted, toolmark.EventRoundStarted, toolmark.EventTextDelta,
+		toolmark.EventToolCallStarted, toolmark.EventToolCallDelta, toolmark.EventToolCallRunning,
+		toolmark.EventToolCallSuccess, toolmark.EventToolCallError, toolmark.EventTodoUpdate,
+		toolmark.EventSubagentStatus, toolmark.EventSnapshot, toolmark.EventModelRetry, toolmark.EventUsage,
+		toolmark.EventTurnCompleted, toolmark.EventTurnFailed, toolmark.EventTurnCancelled,
+	}
+	names := make([]string, len(types))
+	for i, typ := range types {
+		names[i] = string(typ)
+	}
+	at := time.Date(2026, 11, 26, 12, 0, 0, 123456000, time.UTC)
+	var turnID string
+	err := db.Pool().QueryRow(ctx, `
+		with u as (insert into users (name) values ('old') returning id),
+		c as (insert into conversations (owner_id) select id from u returning id),
+		m as (insert into messages (id, conversation_id, role, status)
+			select x, c.id, r, 'complete' from c, unnest(array['mu', 'ma'], array['user', 'assistant']) as v(x, r) returning id),
+		t as (insert into turns (conversation_id, user_message_id, assistant_message_id, status, last_seq)
+			select c.id, 'mu', 'ma', 'completed', cardinality($1::text[]) from c where (select count(*) from m) = 2 returning id, num),
+		e as (insert into events (turn, seq, type, data, time)
+			select t.num, s.i, s.name, json_build_object('n', s.i), $2 from t, unnest($1::text[]) with ordinality as s(name, i))
+		select id from t`, names, at).Scan(&turnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.EventsAfter(ctx, turnID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(types) {
+		t.Fatalf("read %d events, want %d", len(evs), len(types))
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) || e.Type != types[i] || string(e.Data) != fmt.Sprintf(`{"n" : %d}`, i+1) || !e.Time.Equal(at) {
+			t.Errorf("event %d: got seq %d type %s data %s time %v, want seq %d type %s", i, e.Seq, e.Type, e.Data, e.Time, i+1, types[i])
+		}
+	}
+	// The turn's rows no longer reference it; deleting its conversation
+	// still deletes them all.
+	if _, err := db.Pool().Exec(ctx, `insert into tool_calls (turn_id, id, name, status) values ($1, 'c1', 'search', 'success')`, turnID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `insert into todos (turn_id, todos) values ($1, '[]')`, turnID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `delete from conversations`); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"events", "tool_calls", "todos", "turns", "messages"} {
+		if n := count(t, db, "select count(*) from "+table); n != 0 {
+			t.Errorf("%d rows left in %s after deleting the conversation", n, table)
+		}
 	}
 }
 

@@ -240,7 +240,7 @@ func TestSweepManyTurns(t *testing.T) {
 			t.Errorf("turn %s swept %d times, want once", id, seen[id])
 		}
 	}
-	if n := count(t, db, "select count(*) from events where type = 'turn_failed' and seq = 3"); n != len(running) {
+	if n := count(t, db, "select count(*) from events where type = $1 and seq = 3", store.EventTypeCode(toolmark.EventTurnFailed)); n != len(running) {
 		t.Errorf("got %d turn_failed events at seq 3, want %d", n, len(running))
 	}
 	if n := count(t, db, "select count(*) from messages where role = 'assistant' and status = 'interrupted' and content = 'partial' and seq = 3"); n != len(running) {

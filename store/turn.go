@@ -117,11 +117,9 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	if nt.LeaseOwner != "" {
 		lease = &nt.LeaseOwner
 	}
-	var qType, qData *string
-	var qTime time.Time
-	if nt.Queued != nil {
-		t, d := string(nt.Queued.Type), string(nt.Queued.Data)
-		qType, qData, qTime = &t, &d, nt.Queued.Time
+	qType, qData, qTime, err := queuedEvent(nt.Queued)
+	if err != nil {
+		return toolmark.Turn{}, false, err
 	}
 	// One statement, one round trip: the unique indexes decide the races
 	// (one active turn per conversation, one turn per idempotency key).
@@ -151,8 +149,8 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			from ids
 			returning *
 		), e as (
-			insert into events (turn, seq, type, data, time)
-			select t.num, 1, $7::text, $8::json, $9 from t where $7::text is not null
+			insert into events (turn, time, seq, type, data)
+			select t.num, $9, 1, $7::smallint, $8::json from t where $7::smallint is not null
 		)
 		select `+newTurnColumns+` from t`,
 		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title))
@@ -312,6 +310,20 @@ func (db *DB) turnConflict(ctx context.Context, turnID, msg string) error {
 	return toolmark.Errorf(toolmark.ECONFLICT, "%s", msg)
 }
 
+// queuedEvent returns the columns of a new turn's turn_queued event, all
+// nil when it has none.
+func queuedEvent(e *toolmark.Event) (typ *int16, data *string, at time.Time, err error) {
+	if e == nil {
+		return nil, nil, at, nil
+	}
+	code, err := eventTypeCode(e.Type)
+	if err != nil {
+		return nil, nil, at, err
+	}
+	d := string(e.Data)
+	return &code, &d, e.Time, nil
+}
+
 // CreatedTurn is the outcome of one NewTurn of CreateTurns.
 type CreatedTurn struct {
 	Turn    toolmark.Turn
@@ -355,6 +367,13 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	if len(index) == 0 {
 		return out
 	}
+	qtype, err := eventTypeCode(nts[index[0]].Queued.Type)
+	if err != nil {
+		for _, i := range index {
+			out[i].Err = err
+		}
+		return out
+	}
 	rows, err := db.pool.Query(ctx, `
 		with input as (
 			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $10::text[])
@@ -378,11 +397,11 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			update conversations c set updated_at = now(), title = case when c.title = '' then ok.title else c.title end
 			from t join ok on ok.tid = t.id where c.id = t.conversation_id
 		), e as (
-			insert into events (turn, seq, type, data, time)
-			select t.num, 1, $9, ok.qdata::json, ok.qtime from t join ok on ok.tid = t.id
+			insert into events (turn, time, seq, type, data)
+			select t.num, ok.qtime, 1, $9::smallint, ok.qdata::json from t join ok on ok.tid = t.id
 		)
 		select ok.ord, `+newTurnColumns+` from t join ok on ok.tid = t.id`,
-		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, string(nts[index[0]].Queued.Type), titles)
+		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, qtype, titles)
 	done := make([]bool, len(index))
 	if err == nil {
 		for rows.Next() {
