@@ -52,6 +52,9 @@ alter table turns
     drop constraint turns_user_message_id_fkey,
     drop constraint turns_assistant_message_id_fkey;
 alter table messages drop constraint messages_turn_id_fkey;
+-- No statement looks messages up by their turn; the index served the key
+-- alone, and every message written and moved cost an entry in it.
+drop index messages_turn_id;
 alter table tool_calls drop constraint tool_calls_turn_id_fkey;
 alter table todos drop constraint todos_turn_id_fkey;
 
