@@ -2,6 +2,7 @@ package store
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -111,7 +112,12 @@ func splitWords(s string) []span {
 		chunk, compound = len(words), false
 	}
 	for i, r := range s {
-		word := unicode.IsLetter(r) || unicode.IsDigit(r)
+		var word bool
+		if r < utf8.RuneSelf {
+			word = asciiAlnum(r)
+		} else {
+			word = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
 		switch {
 		case word && !in:
 			words = append(words, span{start: int32(i)})
@@ -167,11 +173,42 @@ func matchWords(body string, words []span, lexemes []string) []string {
 		key := strings.ToLower(word)
 		if !strings.ContainsFunc(key, unicode.IsDigit) {
 			// Words with digits are indexed as they are, the others stemmed.
-			key = english.Stem(key, true)
+			key = stem(key)
 		}
 		match[i] = set[key]
 	}
 	return match
+}
+
+// maxStems bounds the stems kept: a knowledge base's vocabulary is
+// small and searched again and again, but a document could hold any number
+// of distinct words.
+const maxStems = 1 << 15
+
+// stems keeps the English stems of the words stemmed so far: stemming was
+// a third of a snippet's time, and the words of a knowledge base recur. It
+// starts over when it holds maxStems words.
+var stems struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// stem returns the English stem of the lower-case word w.
+func stem(w string) string {
+	stems.Lock()
+	s, ok := stems.m[w]
+	stems.Unlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(w, true)
+	stems.Lock()
+	if stems.m == nil || len(stems.m) >= maxStems {
+		stems.m = make(map[string]string, 1024)
+	}
+	stems.m[strings.Clone(w)] = s // w may be a slice of a document
+	stems.Unlock()
+	return s
 }
 
 // bestWindow returns the words [start, end) of the snippet: of the windows

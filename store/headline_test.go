@@ -1,9 +1,12 @@
 package store
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 func TestHeadline(t *testing.T) {
@@ -99,5 +102,25 @@ func BenchmarkHeadline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		headline(body, lexemes)
+	}
+}
+
+// TestStemsStayBounded stems more distinct words than the cache keeps: each
+// stem is the stemmer's, and the cache never holds more than maxStems.
+func TestStemsStayBounded(t *testing.T) {
+	for i := range maxStems + 100 {
+		w := "running" + strconv.Itoa(i) + "s"
+		if got, want := stem(w), english.Stem(w, true); got != want {
+			t.Fatalf("stem(%q) = %q, want %q", w, got, want)
+		}
+		stems.Lock()
+		n := len(stems.m)
+		stems.Unlock()
+		if n > maxStems {
+			t.Fatalf("the stem cache holds %d words, more than %d", n, maxStems)
+		}
+	}
+	if got := stem("searching"); got != "search" {
+		t.Errorf(`stem("searching") = %q, want "search"`, got)
 	}
 }
