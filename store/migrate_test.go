@@ -56,11 +56,7 @@ func TestMigrateEventsByTurnNumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	var turnID string
-	err := db.Pool().QueryRow(ctx, `
-		with u as (insert into users (name) values ('old') returning id),
-		c as (insert into conversations (owner_id) select id from u returning id),
-		m as (insert into messages (id, conversation_id, role, status)
-			select x, c.id, r, 'complete' from c, unnest(array['mu', 'ma'], array['user', 'assistant']) as v(x, r) returning id),
+	err := db.Pool().QueryRow(ctx, oldConversation+`,
 		t as (insert into turns (conversation_id, user_message_id, assistant_message_id, status, last_seq)
 			select c.id, 'mu', 'ma', 'completed', 3 from c where (select count(*) from m) = 2 returning id),
 		other as (insert into turns (conversation_id, user_message_id, assistant_message_id, status)
@@ -116,11 +112,7 @@ func TestMigrateCompactEvents(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 26, 12, 0, 0, 123456000, time.UTC)
 	var turnID string
-	err := db.Pool().QueryRow(ctx, `
-		with u as (insert into users (name) values ('old') returning id),
-		c as (insert into conversations (owner_id) select id from u returning id),
-		m as (insert into messages (id, conversation_id, role, status)
-			select x, c.id, r, 'complete' from c, unnest(array['mu', 'ma'], array['user', 'assistant']) as v(x, r) returning id),
+	err := db.Pool().QueryRow(ctx, oldConversation+`,
 		t as (insert into turns (conversation_id, user_message_id, assistant_message_id, status, last_seq)
 			select c.id, 'mu', 'ma', 'completed', cardinality($1::text[]) from c where (select count(*) from m) = 2 returning id, num),
 		e as (insert into events (turn, seq, type, data, time)
@@ -161,6 +153,14 @@ func TestMigrateCompactEvents(t *testing.T) {
 		}
 	}
 }
+
+// oldConversation begins a statement that writes, under an earlier
+// schema, a user, a conversation (c) and its two messages "mu" and "ma" (m).
+const oldConversation = `
+		with u as (insert into users (name) values ('old') returning id),
+		c as (insert into conversations (owner_id) select id from u returning id),
+		m as (insert into messages (id, conversation_id, role, status)
+			select x, c.id, r, 'complete' from c, unnest(array['mu', 'ma'], array['user', 'assistant']) as v(x, r) returning id)`
 
 // unmigrated returns a store on a database with an empty schema.
 func unmigrated(t *testing.T) *store.DB {
