@@ -119,6 +119,9 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		if err := checkText("event type", string(e.Type), 100, true); err != nil {
 			return err
 		}
+		if _, err := eventTypeCode(e.Type); err != nil {
+			return toolmark.Errorf(toolmark.EINVALID, "unknown event type %q", e.Type)
+		}
 		if err := checkText("event data", string(e.Data), db.maxContent, false); err != nil {
 			return err
 		}
