@@ -73,7 +73,14 @@ type Hub struct {
 	turns    map[string]*hubTurn
 	maxBytes int
 	load     LoadFunc
+	// tailSize is the usual number of frames of a turn (a moving average of
+	// the finished turns' tails): a new tail is made that large at once,
+	// instead of growing by doubling, which allocated twice its frames.
+	tailSize int
 }
+
+// maxTailSize bounds the frames a new tail is made with room for.
+const maxTailSize = 1024
 
 type hubTurn struct {
 	frames    []Frame // the tail, oldest first, seqs without gaps
@@ -143,10 +150,16 @@ func (h *Hub) append(t *hubTurn, frames []Frame) {
 		if len(t.frames) > 0 && seq != t.last+1 {
 			t.frames, t.bytes = nil, 0
 		}
+		if t.frames == nil {
+			t.frames = make([]Frame, 0, max(len(frames), h.tailSize))
+		}
 		t.frames = append(t.frames, f)
 		t.bytes += len(f.SSE)
 		t.last = seq
-		t.final = t.final || f.Event.Type.Terminal()
+		if f.Event.Type.Terminal() && !t.final {
+			t.final = true
+			h.tailSize = min((7*h.tailSize+len(t.frames)+7)/8, maxTailSize)
+		}
 		grew = true
 	}
 	for t.bytes > h.maxBytes && len(t.frames) > 1 {

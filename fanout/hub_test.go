@@ -131,3 +131,35 @@ func TestHubRemote(t *testing.T) {
 		t.Error("Prune kept a remote turn nobody follows")
 	}
 }
+
+// TestHubTailMadeOnce: once turns have finished, the tail of a new turn of
+// the same length is made once, not grown by doubling: publishing its
+// frames one by one allocates a wake-up channel each and one tail.
+func TestHubTailMadeOnce(t *testing.T) {
+	h := NewHub(nil)
+	const n = 90
+	for i := range 40 {
+		id := "warm" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		h.Publish(id, frames(id, 1, n, toolmark.EventTurnCompleted))
+	}
+	if h.tailSize < n-1 || h.tailSize > n {
+		t.Fatalf("tail size %d after turns of %d frames", h.tailSize, n)
+	}
+	one := frames("t", 1, n, toolmark.EventTurnCompleted)
+	runs := 0
+	allocs := testing.AllocsPerRun(5, func() {
+		id := "t" + string(rune('a'+runs))
+		runs++
+		for i := range one {
+			h.Publish(id, one[i:i+1])
+		}
+	})
+	// Per run: the turn's entry and its first channel, a channel per frame,
+	// and the tail; doubling would add 7 more.
+	if want := float64(n + 4); allocs > want {
+		t.Errorf("publishing %d frames one by one: %.0f allocations, want at most %.0f", n, allocs, want)
+	}
+	if h.tailSize > maxTailSize {
+		t.Errorf("tail size %d over %d", h.tailSize, maxTailSize)
+	}
+}
