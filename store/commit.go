@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -121,6 +122,9 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		}
 		if _, err := eventTypeCode(e.Type); err != nil {
 			return toolmark.Errorf(toolmark.EINVALID, "unknown event type %q", e.Type)
+		}
+		if e.Seq < 1 || e.Seq > math.MaxInt32 {
+			return toolmark.Errorf(toolmark.EINVALID, "event seq %d is out of range (1 to %d)", e.Seq, math.MaxInt32)
 		}
 		if err := checkText("event data", string(e.Data), db.maxContent, false); err != nil {
 			return err

@@ -188,6 +188,7 @@ func TestCommitRefusesInvalidWrites(t *testing.T) {
 		{"no events", func(w *store.TurnWrite) { w.Events = nil }, toolmark.EINVALID},
 		{"no event type", func(w *store.TurnWrite) { w.Events[0].Type = "" }, toolmark.EINVALID},
 		{"unknown event type", func(w *store.TurnWrite) { w.Events[0].Type = "text_deltas" }, toolmark.EINVALID},
+		{"event seq past an integer", func(w *store.TurnWrite) { w.Events[0].Seq = 1 << 31 }, toolmark.EINVALID},
 		{"event data with NUL", func(w *store.TurnWrite) { w.Events[0].Data = []byte("{\"text\":\"a\x00\"}") }, toolmark.EINVALID},
 		{"event data not UTF-8", func(w *store.TurnWrite) { w.Events[0].Data = []byte("{\"text\":\"\xff\"}") }, toolmark.EINVALID},
 		{"event data too large", func(w *store.TurnWrite) {

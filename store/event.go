@@ -57,7 +57,7 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		select t.first_seq, t.assistant_message_id, e.seq, e.type, e.data, e.time
 		from turns t left join lateral (
 			select seq, type, data, time from events
-			where turn = t.num and seq > $2
+			where turn = t.num and seq > $2::bigint
 			order by seq limit $3
 		) e on true
 		where t.id = $1`, turnID, after, limit)

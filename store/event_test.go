@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,13 @@ func TestCommitManyTurns(t *testing.T) {
 	page, err := db.EventsAfter(ctx, tus[0].ID, 3, 2)
 	if err != nil || len(page) != 2 || page[0].Seq != 4 || page[1].Seq != 5 {
 		t.Errorf("EventsAfter(3, 2) = %v, %v; want seqs 4 and 5", page, err)
+	}
+	// A cursor past any seq a turn can have (seqs are stored as integers; a
+	// cursor is any int64) reads nothing.
+	for _, after := range []int64{1 << 31, 1 << 40, math.MaxInt64} {
+		if es, err := db.EventsAfter(ctx, tus[0].ID, after, 0); err != nil || len(es) != 0 {
+			t.Errorf("EventsAfter(%d) = %d events, %v; want none", after, len(es), err)
+		}
 	}
 }
 
