@@ -5,6 +5,13 @@
 -- never changes), the seq an integer (a turn writes far fewer than 2^31
 -- events), and the fixed-width columns come first: a text row takes 80
 -- bytes, and 19 fewer bytes of WAL.
+
+-- No event may be committed between the copy and the drop: it would be lost
+-- with the old table. A replica of the version before that still runs waits
+-- here, and its commits fail from then on (stop old replicas first; see
+-- docs/storage.md).
+lock table events in share mode;
+
 create table events_compact (
     turn bigint      not null,
     time timestamptz not null,

@@ -154,6 +154,59 @@ func TestMigrateCompactEvents(t *testing.T) {
 	}
 }
 
+// TestMigrateCompactEventsKeepsLateEvents commits an event of a replica of
+// the version before while migration 9 runs: the migration waits for it and
+// copies it; none is dropped with the old table.
+func TestMigrateCompactEventsKeepsLateEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := unmigrated(t)
+	if err := db.MigrateTo(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	var turnID string
+	var num int64
+	err := db.Pool().QueryRow(ctx, oldConversation+`,
+		t as (insert into turns (conversation_id, user_message_id, assistant_message_id, status)
+			select c.id, 'mu', 'ma', 'running' from c where (select count(*) from m) = 2 returning id, num),
+		e as (insert into events (turn, seq, type, data, time) select t.num, 1, 'turn_queued', '{}', now() from t)
+		select id, num from t`).Scan(&turnID, &num)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := db.Pool().Begin(ctx) // the old replica's group commit, open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Rollback(ctx)
+	if _, err := old.Exec(ctx, `insert into events (turn, seq, type, data, time) values ($1, 2, 'text_delta', '{"text":"late"}', now())`, num); err != nil {
+		t.Fatal(err)
+	}
+	migrated := make(chan error, 1)
+	go func() { migrated <- db.Migrate(ctx) }()
+	// Commit once the migration waits for the open commit's lock.
+	deadline := time.Now().Add(30 * time.Second)
+	for count(t, db, `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the migration never waited for the open commit")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := old.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-migrated; err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.EventsAfter(ctx, turnID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Type != toolmark.EventTextDelta || string(evs[1].Data) != `{"text":"late"}` {
+		t.Fatalf("after migrating: got %+v, want the turn's 2 events, the late one last", evs)
+	}
+}
+
 // oldConversation begins a statement that writes, under an earlier
 // schema, a user, a conversation (c) and its two messages "mu" and "ma" (m).
 const oldConversation = `
