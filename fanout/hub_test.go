@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,7 +140,7 @@ func TestHubTailMadeOnce(t *testing.T) {
 	h := NewHub(nil)
 	const n = 90
 	for i := range 40 {
-		id := "warm" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		id := "warm" + strconv.Itoa(i)
 		h.Publish(id, frames(id, 1, n, toolmark.EventTurnCompleted))
 	}
 	if h.tailSize < n-1 || h.tailSize > n {
@@ -148,7 +149,7 @@ func TestHubTailMadeOnce(t *testing.T) {
 	one := frames("t", 1, n, toolmark.EventTurnCompleted)
 	runs := 0
 	allocs := testing.AllocsPerRun(5, func() {
-		id := "t" + string(rune('a'+runs))
+		id := "t" + strconv.Itoa(runs)
 		runs++
 		for i := range one {
 			h.Publish(id, one[i:i+1])

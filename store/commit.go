@@ -117,11 +117,8 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		return toolmark.Errorf(toolmark.EINVALID, "a write needs events")
 	}
 	for _, e := range w.Events {
-		if err := checkText("event type", string(e.Type), 100, true); err != nil {
-			return err
-		}
-		if _, err := eventTypeCode(e.Type); err != nil {
-			return toolmark.Errorf(toolmark.EINVALID, "unknown event type %q", e.Type)
+		if _, ok := eventTypeCodes[e.Type]; !ok {
+			return toolmark.Errorf(toolmark.EINVALID, "unknown event type %q", toolcallmarkup.Shorten(string(e.Type), 40))
 		}
 		if e.Seq < 1 || e.Seq > math.MaxInt32 {
 			return toolmark.Errorf(toolmark.EINVALID, "event seq %d is out of range (1 to %d)", e.Seq, math.MaxInt32)

@@ -39,9 +39,7 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 		if len(w.Events) > 0 {
 			g.withEvents[w.TurnID] = true
 		}
-		if err := g.events.add(w); err != nil {
-			return nil, err
-		}
+		g.events.add(w)
 		if w.Started {
 			g.started = append(g.started, w.TurnID)
 		}
@@ -98,16 +96,12 @@ func (c *eventCols) grow(n int) {
 	c.seq, c.time = make([]int64, 0, n), make([]time.Time, 0, n)
 }
 
-func (c *eventCols) add(w TurnWrite) error {
+// add adds the events of w, whose types checkWrite found numbered.
+func (c *eventCols) add(w TurnWrite) {
 	for _, e := range w.Events {
-		typ, err := eventTypeCode(e.Type)
-		if err != nil {
-			return err
-		}
-		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, typ)
+		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, eventTypeCodes[e.Type])
 		c.data, c.time = append(c.data, e.Data), append(c.time, e.Time)
 	}
-	return nil
 }
 
 // queue queues the events' insert, guarded by the lease: one statement

@@ -210,6 +210,17 @@ func count(tb testing.TB, db *store.DB, sql string, args ...any) int {
 	return n
 }
 
+// wantNoRows fails the test for each of tables that holds a row, saying
+// after what (when).
+func wantNoRows(tb testing.TB, db *store.DB, when string, tables ...string) {
+	tb.Helper()
+	for _, table := range tables {
+		if n := count(tb, db, "select count(*) from "+table); n != 0 {
+			tb.Errorf("%s: %d rows in %s, want 0", when, n, table)
+		}
+	}
+}
+
 func mustJSON(tb testing.TB, v any) []byte {
 	tb.Helper()
 	b, err := json.Marshal(v)

@@ -188,11 +188,7 @@ func TestCreateTurn(t *testing.T) {
 	if err := db.DeleteConversation(ctx, f.user.ID, f.conv.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"conversations", "messages", "turns"} {
-		if n := count(t, db, "select count(*) from "+table); n != 0 {
-			t.Errorf("after delete: %d rows in %s, want 0", n, table)
-		}
-	}
+	wantNoRows(t, db, "after delete", "conversations", "messages", "turns")
 }
 
 func TestLeases(t *testing.T) {
@@ -307,6 +303,12 @@ func TestToolCallsAndTodos(t *testing.T) {
 	if todos, err := db.Todos(ctx, f.turn.ID); err != nil || len(todos) != 0 {
 		t.Fatalf("Todos after clearing = %v, %v; want empty", todos, err)
 	}
+	// Tool calls and todos do not reference their turn (sql/009): deleting
+	// the conversation still deletes them, with the turn and its events.
+	if _, err := db.Pool().Exec(ctx, `delete from conversations`); err != nil {
+		t.Fatal(err)
+	}
+	wantNoRows(t, db, "after deleting the conversation", "events", "tool_calls", "todos", "turns", "messages")
 }
 
 // TestCreateTurnConcurrent creates turns in one conversation from 8
