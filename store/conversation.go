@@ -84,7 +84,7 @@ func (db *DB) DeleteConversation(ctx context.Context, ownerID, id string) error 
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
 		var active bool
 		err := tx.QueryRow(ctx, `
-			select exists (select 1 from turns t where t.conversation_id = c.id and t.status in ('queued', 'running'))
+			select exists (select 1 from turns t where t.conversation_id = c.id and t.finished_at is null)
 			from conversations c where c.id = $1 and c.owner_id = $2
 			for update of c`, id, ownerID).Scan(&active)
 		if err != nil {

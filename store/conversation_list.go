@@ -52,7 +52,7 @@ func (db *DB) ListConversationsPage(ctx context.Context, ownerID, query, after s
 	}
 	rows, err := db.pool.Query(ctx, `
 		select c.id, c.owner_id, c.title, c.summary, c.created_at, c.updated_at,
-			exists (select 1 from turns t where t.conversation_id = c.id and t.status in ('queued', 'running')),
+			exists (select 1 from turns t where t.conversation_id = c.id and t.finished_at is null),
 			case when $2 = '' then '' else coalesce((
 				select m.content from messages m
 				where m.conversation_id = c.id and m.replaced_by is null and m.content ilike $2

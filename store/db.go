@@ -211,7 +211,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 // that a new connection's first real statements find the catalog caches
 // warm.
 const warmSQL = `
-	explain select 1 from turns t join messages m on m.id = t.user_message_id where t.id = '' and t.conversation_id = '' and t.status in ('queued', 'running');
+	explain select 1 from turns t join messages m on m.id = t.user_message_id where t.id = '' and t.conversation_id = '' and t.finished_at is null;
 	explain select 1 from messages where conversation_id = '' and replaced_by is null order by pos;
 	explain select 1 from conversations where id = '' and owner_id = '' order by updated_at;
 	explain select 1 from events where turn = 0 and seq > 0;

@@ -184,7 +184,7 @@ func (db *DB) Recovering(ctx context.Context, turnID string) (bool, error) {
 	var r bool
 	err := db.pool.QueryRow(ctx, `
 		with `+liveOwners+`
-		select t.status in ('queued', 'running') and `+ownerGone("now()", "true", "''")+`
+		select t.finished_at is null and `+ownerGone("now()", "true", "''")+`
 		from turns t where t.id = $1`, turnID).Scan(&r)
 	if err != nil {
 		return false, dbErr("reading turn", "turn", err)

@@ -2,11 +2,15 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
@@ -118,5 +122,44 @@ func TestWarmUpRuns(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.db.Pool().Exec(context.Background(), store.WarmSQL); err != nil {
 		t.Fatalf("warming a connection: %v", err)
+	}
+}
+
+// TestTurnStartIsHOT: a turn's start writes its status and started_at, and
+// for that update to stay on the row's page without a new entry in each of
+// the table's indexes (a HOT update), no index of turns may cover or filter
+// on either column. The indexes of the active turns filter on finished_at
+// instead, which a constraint keeps in step with the status.
+func TestTurnStartIsHOT(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	rows, err := f.db.Pool().Query(ctx, `select pg_get_indexdef(indexrelid) from pg_index where indrelid = 'turns'::regclass`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := regexp.MustCompile(`\b(status|started_at)\b`)
+	for _, def := range defs {
+		if written.MatchString(def) {
+			t.Errorf("an index of turns covers or filters on a column a turn's start writes: %s", def)
+		}
+	}
+	if len(defs) < 6 {
+		t.Errorf("found %d indexes of turns: %q", len(defs), defs)
+	}
+
+	for _, set := range []string{"status = 'completed'", "finished_at = now()"} {
+		_, err := f.db.Pool().Exec(ctx, `update turns set `+set+` where id = $1`, f.turn.ID)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.ConstraintName != "turns_finished_when_final" {
+			t.Errorf("set %s on a queued turn: got %v, want a violation of turns_finished_when_final", set, err)
+		}
+	}
+	if _, err := f.db.Pool().Exec(ctx, `update turns set status = 'completed', finished_at = now() where id = $1`, f.turn.ID); err != nil {
+		t.Errorf("ending a turn: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLivene
 		err := tx.QueryRow(ctx, `
 			with `+liveOwners+`, gone as (
 				select t.id from turns t
-				where t.status = 'running' and `+runningGone+`
+				where t.finished_at is null and t.status = 'running' and `+runningGone+`
 				  and not (t.lease_owner = $3 and t.id = any($4))
 				order by t.created_at
 				limit 1
@@ -173,8 +173,9 @@ func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit 
 	rows, err := db.pool.Query(ctx, `
 		with `+liveOwners+`, a as (
 			select t.id from turns t
-			where (t.status = 'queued' and `+ownerGone("now()", "$4", "$1")+`)
-			   or (t.status = 'running' and t.lease_owner is null and t.lease_expires_at >= now())
+			where t.finished_at is null
+			  and ((t.status = 'queued' and `+ownerGone("now()", "$4", "$1")+`)
+			    or (t.status = 'running' and t.lease_owner is null and t.lease_expires_at >= now()))
 			order by t.created_at
 			limit $3
 			for update of t skip locked
