@@ -96,11 +96,24 @@ func (c *eventCols) grow(n int) {
 	c.seq, c.time = make([]int64, 0, n), make([]time.Time, 0, n)
 }
 
-// add adds the events of w, whose types checkWrite found numbered.
+// add adds the rows of w's events (see severalEvents), whose types
+// checkWrite found numbered.
 func (c *eventCols) add(w TurnWrite) {
-	for _, e := range w.Events {
-		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, e.Seq), append(c.typ, eventTypeCodes[e.Type])
-		c.data, c.time = append(c.data, e.Data), append(c.time, e.Time)
+	for evs := w.Events; len(evs) > 0; {
+		n := eventRun(evs)
+		typ, data := severalEvents, []byte(nil)
+		if n == 1 {
+			typ, data = eventTypeCodes[evs[0].Type], evs[0].Data
+		} else {
+			size := 2
+			for _, e := range evs[:n] {
+				size += len(e.Data) + 16 // "[type,µs,…]," around the data
+			}
+			data = appendSeveral(make([]byte, 0, size), evs[:n])
+		}
+		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, evs[n-1].Seq), append(c.typ, typ)
+		c.data, c.time = append(c.data, data), append(c.time, evs[0].Time)
+		evs = evs[n:]
 	}
 }
 

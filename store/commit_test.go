@@ -109,7 +109,7 @@ func TestCommit(t *testing.T) {
 	late.Todos = &[]toolmark.Todo{}
 	late.ToolCalls = []toolmark.ToolCallRecord{{ID: "c2", Name: "late"}}
 	wantLeaseLost(t, "Commit after finish", db.Commit(ctx, testOwner, []store.TurnWrite{late}), f.turn.ID)
-	if n := count(t, db, "select count(*) from events"); n != 3 {
+	if n := storedEvents(t, db, ""); n != 3 {
 		t.Errorf("got %d events, want 3", n)
 	}
 	if c, seq, _ := db.Snapshot(ctx, f.turn.ID); c != "partial, done" || seq != 3 {
@@ -329,7 +329,7 @@ func TestCommitLeaseLost(t *testing.T) {
 			t.Errorf("turn %s: got todos written", id)
 		}
 	}
-	if n := count(t, db, "select count(*) from events"); n != 2+2+1 {
+	if n := storedEvents(t, db, ""); n != 2+2+1 {
 		t.Errorf("got %d events, want 5 (two held turns and the final one)", n)
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -78,14 +77,17 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		if err := rows.Scan(&firstSeq, &msgID, &seq, &code, &data, &t); err != nil {
 			return nil, fmt.Errorf("reading events: %w", err)
 		}
-		if seq == nil {
+		if seq == nil || len(events) >= limit {
 			continue
 		}
-		typ, err := eventTypeOf(*code)
+		evs, err := rowEvents(*code, data, *seq, t.UTC(), after)
 		if err != nil {
 			return nil, err
 		}
-		events = append(events, toolmark.Event{Seq: *seq, TurnID: turnID, MessageID: msgID, Type: typ, Time: t.UTC(), Data: json.RawMessage(data)})
+		for _, e := range evs[:min(len(evs), limit-len(events))] {
+			e.TurnID, e.MessageID = turnID, msgID
+			events = append(events, e)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading events: %w", err)
@@ -135,9 +137,9 @@ func (db *DB) PruneEvents(ctx context.Context, finishedBefore time.Time) (int64,
 				returning turns.num
 			), d as (
 				delete from events e using u where e.turn = u.num
-				returning 1
+				returning `+eventsInRow+` as n
 			)
-			select (select count(*) from u), (select count(*) from d)`, finishedBefore, pruneBatch).Scan(&turns, &n)
+			select (select count(*) from u), (select coalesce(sum(n), 0) from d)`, finishedBefore, pruneBatch).Scan(&turns, &n)
 		if err != nil {
 			return total, fmt.Errorf("pruning events: %w", err)
 		}

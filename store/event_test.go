@@ -148,10 +148,10 @@ func TestCommitConcurrentOwners(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := count(t, db, "select count(*) from events"); n != owners*turns*rounds*2 {
+	if n := storedEvents(t, db, ""); n != owners*turns*rounds*2 {
 		t.Errorf("got %d events, want %d", n, owners*turns*rounds*2)
 	}
-	if n := count(t, db, "select count(*) from (select turn from events group by turn having max(seq) <> count(*)) gaps"); n != 0 {
+	if n := count(t, db, "select count(*) from (select turn from events e group by turn having max(seq) <> sum("+store.EventsInRow+")) gaps"); n != 0 {
 		t.Errorf("%d turns have gaps in their seqs", n)
 	}
 }
@@ -425,5 +425,65 @@ func TestPruneManyTurns(t *testing.T) {
 	}
 	if c := count(t, db, "select count(*) from events"); c != 0 {
 		t.Errorf("%d events left", c)
+	}
+}
+
+// TestEventsOfOneWriteShareARow: the events of a turn that one commit
+// writes with seqs that follow each other are one row of the log, and read
+// back one by one, each exactly as written (type, data, time to the
+// microsecond), from any cursor, even one inside the row, and cut at the
+// limit inside a row.
+func TestEventsOfOneWriteShareARow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.db
+	w := write(t, f.turn, 0,
+		toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}},
+		toolmark.Draft{Type: toolmark.EventRoundStarted, Data: toolmark.RoundStartedData{Round: 1}},
+		toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: `"<ToolCall>" ]],[[`}},
+		toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "é"}},
+	)
+	for i := range w.Events {
+		w.Events[i].Time = w.Events[i].Time.Add(time.Duration(i*1234567) * time.Microsecond) // 0, 1.23 s, …
+	}
+	w.Started = true
+	// A seq that does not follow starts a row of its own.
+	gap := numbered(t, 5, toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "after a gap"}})
+	w.Events = append(w.Events, gap...)
+	mustCommitAs(t, db, testOwner, w)
+	alone := write(t, f.turn, 6, toolmark.Draft{Type: toolmark.EventTextDelta, Data: toolmark.TextDeltaData{Text: "alone"}})
+	mustCommitAs(t, db, testOwner, alone)
+	want := append(w.Events, alone.Events...)
+
+	if n := count(t, db, "select count(*) from events e join turns t on t.num = e.turn where t.id = $1", f.turn.ID); n != 3 {
+		t.Errorf("got %d rows for a write of 4+1 events and one of 1, want 3", n)
+	}
+	if n := storedEvents(t, db, "join turns t on t.num = e.turn where t.id = $1", f.turn.ID); n != len(want) {
+		t.Errorf("the rows hold %d events, want %d", n, len(want))
+	}
+	for _, after := range []int64{0, 1, 2, 3, 4, 5, 6, 7} {
+		for _, limit := range []int{0, 1, 2, 3} {
+			got, err := db.EventsAfter(ctx, f.turn.ID, after, limit)
+			if err != nil {
+				t.Fatalf("EventsAfter(%d, %d): %v", after, limit, err)
+			}
+			var exp []toolmark.Event
+			for _, e := range want {
+				if e.Seq > after && (limit == 0 || len(exp) < limit) {
+					exp = append(exp, e)
+				}
+			}
+			if len(got) != len(exp) {
+				t.Fatalf("EventsAfter(%d, %d): got %d events, want %d", after, limit, len(got), len(exp))
+			}
+			for i, g := range got {
+				e := exp[i]
+				if g.Seq != e.Seq || g.Type != e.Type || string(g.Data) != string(e.Data) || !g.Time.Equal(e.Time) ||
+					g.TurnID != f.turn.ID || g.MessageID != f.turn.AssistantMessageID {
+					t.Errorf("EventsAfter(%d, %d)[%d] = %+v, want %+v", after, limit, i, g, e)
+				}
+			}
+		}
 	}
 }

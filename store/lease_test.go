@@ -131,7 +131,7 @@ func TestCreateTurnQueued(t *testing.T) {
 	if err != nil || created || again.ID != tu.ID {
 		t.Errorf("CreateTurn again = %s, created %v, %v; want %s", again.ID, created, err, tu.ID)
 	}
-	if n := count(t, db, "select count(*) from events e join turns t on t.num = e.turn where t.id = $1", tu.ID); n != 1 {
+	if n := storedEvents(t, db, "join turns t on t.num = e.turn where t.id = $1", tu.ID); n != 1 {
 		t.Errorf("got %d events, want 1", n)
 	}
 	// The runner numbers after it; seq 1 is taken.

@@ -210,6 +210,14 @@ func count(tb testing.TB, db *store.DB, sql string, args ...any) int {
 	return n
 }
 
+// storedEvents counts the events in the rows of the events table (alias e)
+// that rest, such as "join turns t on t.num = e.turn where t.id = $1",
+// selects.
+func storedEvents(tb testing.TB, db *store.DB, rest string, args ...any) int {
+	tb.Helper()
+	return count(tb, db, "select coalesce(sum("+store.EventsInRow+"), 0) from events e "+rest, args...)
+}
+
 // wantNoRows fails the test for each of tables that holds a row, saying
 // after what (when).
 func wantNoRows(tb testing.TB, db *store.DB, when string, tables ...string) {
