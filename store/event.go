@@ -80,13 +80,12 @@ func (db *DB) eventsAfter(ctx context.Context, q querier, turnID string, after i
 		if seq == nil || len(events) >= limit {
 			continue
 		}
-		evs, err := rowEvents(*code, data, *seq, t.UTC(), after)
-		if err != nil {
+		n := len(events)
+		if events, err = (eventRow{*code, data, *seq, t.UTC()}).appendEvents(events, after, limit); err != nil {
 			return nil, err
 		}
-		for _, e := range evs[:min(len(evs), limit-len(events))] {
-			e.TurnID, e.MessageID = turnID, msgID
-			events = append(events, e)
+		for i := n; i < len(events); i++ {
+			events[i].TurnID, events[i].MessageID = turnID, msgID
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -17,10 +17,10 @@ import (
 //	[[type number, microseconds after the row's time, data], …]
 //
 // with the row's seq that of its last event and its time that of its first.
-// A row costs a heap record and a key entry whatever it holds: under load a
-// demo turn writes about one event in eight together with others (a tool
-// call's last arguments with its start, the usage with the round's end),
-// and each of them is a row saved.
+// A row costs a heap record and a key entry whatever it holds: under load
+// about one event of a demo turn in five is committed with others of its
+// turn (a tool call's last arguments with its usage and its start, the
+// usage with the round's end), and each of them is a row saved.
 const severalEvents int16 = 0
 
 // eventsInRow is, in SQL over the events table (alias e), how many events a
@@ -57,40 +57,50 @@ func appendSeveral(dst []byte, evs []toolmark.Event) []byte {
 	return append(dst, ']')
 }
 
-// rowEvents returns the events of a stored row of type code, whose seq is
-// seq (its last event's) and time t (its first event's), leaving out
-// those at or before after. The events have no turn or message id yet.
-func rowEvents(code int16, data []byte, seq int64, t time.Time, after int64) ([]toolmark.Event, error) {
-	if code != severalEvents {
-		typ, err := eventTypeOf(code)
+// eventRow is a stored row of the events table: its type's number, its
+// data, its seq (its last event's) and its time (its first event's).
+type eventRow struct {
+	code int16
+	data []byte
+	seq  int64
+	time time.Time
+}
+
+// appendEvents appends to dst the row's events after seq after, until dst
+// holds limit events. The events have no turn or message id yet.
+func (r eventRow) appendEvents(dst []toolmark.Event, after int64, limit int) ([]toolmark.Event, error) {
+	if r.code != severalEvents {
+		typ, err := eventTypeOf(r.code)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		return []toolmark.Event{{Seq: seq, Type: typ, Time: t, Data: json.RawMessage(data)}}, nil
+		if r.seq > after && len(dst) < limit {
+			dst = append(dst, toolmark.Event{Seq: r.seq, Type: typ, Time: r.time, Data: json.RawMessage(r.data)})
+		}
+		return dst, nil
 	}
 	var items [][]json.RawMessage
-	if err := json.Unmarshal(data, &items); err != nil || len(items) == 0 {
-		return nil, fmt.Errorf("reading events: a row of several events at seq %d does not parse", seq)
+	if err := json.Unmarshal(r.data, &items); err != nil || len(items) == 0 {
+		return dst, fmt.Errorf("reading events: a row of several events at seq %d does not parse", r.seq)
 	}
-	first := seq - int64(len(items)) + 1
-	evs := make([]toolmark.Event, 0, len(items))
+	first := r.seq - int64(len(items)) + 1
 	for i, it := range items {
 		s := first + int64(i)
 		if len(it) != 3 {
-			return nil, fmt.Errorf("reading events: event %d of a row of several has %d fields, want 3", s, len(it))
+			return dst, fmt.Errorf("reading events: event %d of a row of several has %d fields, want 3", s, len(it))
 		}
 		code, err1 := strconv.ParseInt(string(it[0]), 10, 16)
 		us, err2 := strconv.ParseInt(string(it[1]), 10, 64)
 		if err1 != nil || err2 != nil || code == int64(severalEvents) {
-			return nil, fmt.Errorf("reading events: event %d of a row of several has a bad type or time", s)
+			return dst, fmt.Errorf("reading events: event %d of a row of several has a bad type or time", s)
 		}
 		typ, err := eventTypeOf(int16(code))
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		if s > after {
-			evs = append(evs, toolmark.Event{Seq: s, Type: typ, Time: t.Add(time.Duration(us) * time.Microsecond), Data: it[2]})
+		if s > after && len(dst) < limit {
+			dst = append(dst, toolmark.Event{Seq: s, Type: typ, Time: r.time.Add(time.Duration(us) * time.Microsecond), Data: it[2]})
 		}
 	}
-	return evs, nil
+	return dst, nil
 }

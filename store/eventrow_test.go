@@ -18,7 +18,7 @@ func FuzzRowEvents(f *testing.F) {
 	f.Add([]byte(`[[4,"x",{}],[4]]`), "é\x00", int64(7))
 	f.Fuzz(func(t *testing.T, data []byte, text string, after int64) {
 		t0 := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
-		if evs, err := rowEvents(severalEvents, data, 100, t0, after); err == nil {
+		if evs, err := (eventRow{severalEvents, data, 100, t0}).appendEvents(nil, after, 1000); err == nil {
 			for _, e := range evs {
 				if e.Seq <= after || e.Seq > 100 || e.Type == "" || !json.Valid(e.Data) {
 					t.Fatalf("row %q after %d gave %+v", data, after, e)
@@ -36,7 +36,7 @@ func FuzzRowEvents(f *testing.F) {
 			{Seq: 12, Type: toolmark.EventTextDelta, Data: raw, Time: t0.Add(-time.Second)},
 		}
 		cursor := 9 + (after%4+4)%4 // 9 to 12
-		got, err := rowEvents(severalEvents, appendSeveral(nil, written), 12, t0, cursor)
+		got, err := (eventRow{severalEvents, appendSeveral(nil, written), 12, t0}).appendEvents(nil, cursor, 1000)
 		if err != nil {
 			t.Fatalf("reading back %q: %v", appendSeveral(nil, written), err)
 		}
