@@ -2,7 +2,7 @@
 -- nine times (its start, its lease, its end; its tool calls, todos and
 -- message as they change), and an update that does not fit on the row's page,
 -- or that changes a column an index covers or filters on, writes a new
--- entry in every index of the table besides the new row. Two changes let
+-- entry in every index of the table besides the new row. Three changes let
 -- most of them be HOT updates (in place on the page, no index entry):
 --
 -- * The start of a turn (status 'queued' to 'running') changed a column the
