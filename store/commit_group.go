@@ -105,11 +105,7 @@ func (c *eventCols) add(w TurnWrite) {
 		if n == 1 {
 			typ, data = eventTypeCodes[evs[0].Type], evs[0].Data
 		} else {
-			size := 2
-			for _, e := range evs[:n] {
-				size += len(e.Data) + 16 // "[type,µs,…]," around the data
-			}
-			data = appendSeveral(make([]byte, 0, size), evs[:n])
+			data = appendSeveral(nil, evs[:n])
 		}
 		c.turn, c.seq, c.typ = append(c.turn, w.TurnID), append(c.seq, evs[n-1].Seq), append(c.typ, typ)
 		c.data, c.time = append(c.data, data), append(c.time, evs[0].Time)

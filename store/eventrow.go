@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +26,7 @@ const severalEvents int16 = 0
 
 // eventsInRow is, in SQL over the events table (alias e), how many events a
 // row holds.
-const eventsInRow = `case when e.type = 0 then json_array_length(e.data) else 1 end`
+var eventsInRow = `case when e.type = ` + strconv.Itoa(int(severalEvents)) + ` then json_array_length(e.data) else 1 end`
 
 // eventRun returns how many of evs (at least one), from the first, have
 // seqs that follow each other: the events one row can hold.
@@ -38,8 +39,14 @@ func eventRun(evs []toolmark.Event) int {
 }
 
 // appendSeveral appends the data of a row holding evs (two or more, their
-// types numbered and their data valid JSON: checkWrite saw to both).
+// types numbered and their data valid JSON: checkWrite saw to both), having
+// made room for it at once.
 func appendSeveral(dst []byte, evs []toolmark.Event) []byte {
+	size := 2
+	for _, e := range evs {
+		size += len(e.Data) + 16 // "[type,µs,…]," around the data
+	}
+	dst = slices.Grow(dst, size)
 	t0 := evs[0].Time
 	dst = append(dst, '[')
 	for i, e := range evs {
@@ -91,7 +98,7 @@ func (r eventRow) appendEvents(dst []toolmark.Event, after int64, limit int) ([]
 		}
 		code, err1 := strconv.ParseInt(string(it[0]), 10, 16)
 		us, err2 := strconv.ParseInt(string(it[1]), 10, 64)
-		if err1 != nil || err2 != nil || code == int64(severalEvents) {
+		if err1 != nil || err2 != nil {
 			return dst, fmt.Errorf("reading events: event %d of a row of several has a bad type or time", s)
 		}
 		typ, err := eventTypeOf(int16(code))

@@ -106,4 +106,4 @@ func EventTypeCode(t toolmark.EventType) int16 {
 
 // EventsInRow is, in SQL over the events table (alias e), how many events a
 // row holds (a row holds the events of a turn that one commit wrote).
-const EventsInRow = eventsInRow
+var EventsInRow = eventsInRow
