@@ -103,7 +103,7 @@ func (c *eventCols) add(w TurnWrite) {
 		n := eventRun(evs)
 		typ, data := severalEvents, []byte(nil)
 		if n == 1 {
-			typ, data = eventTypeCodes[evs[0].Type], evs[0].Data
+			typ, data = storedForm(evs[0])
 		} else {
 			data = appendSeveral(nil, evs[:n])
 		}
@@ -179,16 +179,32 @@ func (c *toolCallCols) add(w TurnWrite) {
 	}
 }
 
+// queue queues the write of the rows: a row is updated in place, the
+// stored arguments kept when none are given, and a final status (success,
+// error, cancelled) never changes: the first final outcome wins. A row not
+// there yet is inserted. The update and the insert are one statement, and
+// not an insert's ON CONFLICT: that locks the row it updates (a WAL record)
+// and confirms each row it inserts (another), and a tool call's row is
+// written about four times. Only one replica writes a turn's rows (its
+// lease); were two to insert the same row at once, one would fail on the
+// key, and its commit be retried (Transient).
 func (c *toolCallCols) queue(b *pgx.Batch, owner string) {
 	if len(c.turn) == 0 {
 		return
 	}
 	b.Queue(`
-		insert into tool_calls as c (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
+		with u as (
+			select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+				as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
+			where `+guard+`
+		), changed as (
+			update tool_calls c set parent_id = u.parent_id, name = u.name, arguments = coalesce(u.arguments::json, c.arguments),
+				status = u.status, result = u.result, error = u.error, finished_at = u.finished_at
+			from u where c.turn_id = u.turn_id and c.id = u.id and c.status not in ('success', 'error', 'cancelled')
+		)
+		insert into tool_calls (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
 		select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
-		from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
-			as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-		where `+guard+toolCallConflict,
+		from u where not exists (select from tool_calls c where c.turn_id = u.turn_id and c.id = u.id)`,
 		owner, c.turn, c.id, c.parent, c.name, c.args, c.status, c.result, c.error, c.start, c.end)
 }
 
@@ -214,11 +230,15 @@ func (c *todoCols) queue(b *pgx.Batch, owner string) {
 	if len(c.turn) == 0 {
 		return
 	}
+	// As the tool calls' rows (toolCallCols.queue): an update, else an insert.
 	b.Queue(`
+		with u as (
+			select * from unnest($2::text[], $3::text[]) as u(turn_id, todos) where `+guard+`
+		), changed as (
+			update todos d set todos = u.todos::json, updated_at = now() from u where d.turn_id = u.turn_id
+		)
 		insert into todos (turn_id, todos)
-		select u.turn_id, u.todos::json from unnest($2::text[], $3::text[]) as u(turn_id, todos)
-		where `+guard+`
-		on conflict (turn_id) do update set todos = excluded.todos, updated_at = now()`,
+		select u.turn_id, u.todos::json from u where not exists (select from todos d where d.turn_id = u.turn_id)`,
 		owner, c.turn, c.todos)
 }
 

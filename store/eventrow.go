@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,6 +25,66 @@ import (
 // usage with the round's end), and each of them is a row saved.
 const severalEvents int16 = 0
 
+// textAlone is the type of a row (or of an item of a row of several)
+// holding a text_delta as its text alone: the data is the JSON string that
+// the event's {"text": …} holds, and reads back as that object, byte for
+// byte. Text is most of a turn's events (about two in three of a demo
+// turn's), and the wrapper was a quarter of a text row's data.
+const textAlone int16 = -4
+
+// textPrefix and textSuffix are what a text_delta's data holds around its
+// text, as encoding/json writes toolmark.TextDeltaData.
+const textPrefix, textSuffix = `{"text":`, `}`
+
+// storedForm returns the type number and data an event is stored as (its
+// type numbered, which checkWrite saw to): a text_delta whose data is
+// exactly {"text":"…"} as textAlone and its string, any other event as
+// itself.
+func storedForm(e toolmark.Event) (int16, []byte) {
+	d := e.Data
+	if e.Type == toolmark.EventTextDelta && bytes.HasPrefix(d, []byte(textPrefix)) && bytes.HasSuffix(d, []byte(textSuffix)) {
+		if s := d[len(textPrefix) : len(d)-len(textSuffix)]; isJSONString(s) {
+			return textAlone, s
+		}
+	}
+	return eventTypeCodes[e.Type], d
+}
+
+// isJSONString reports whether s, a part of valid JSON, is one JSON string
+// and nothing else: it opens and closes with a quote and has no unescaped
+// quote between.
+func isJSONString(s []byte) bool {
+	if len(s) < 2 || s[0] != '"' {
+		return false
+	}
+	i := 1
+	for i < len(s)-1 {
+		switch s[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return false
+		default:
+			i++
+		}
+	}
+	return i == len(s)-1 && s[i] == '"'
+}
+
+// loadedForm returns the event type and data of what is stored as code and
+// data: the inverse of storedForm. A row of several is no event's form.
+func loadedForm(code int16, data []byte) (toolmark.EventType, json.RawMessage, error) {
+	if code == textAlone {
+		if len(data) < 2 || data[0] != '"' {
+			return "", nil, fmt.Errorf("reading events: a text row holds no string")
+		}
+		d := make([]byte, 0, len(textPrefix)+len(data)+len(textSuffix))
+		return toolmark.EventTextDelta, append(append(append(d, textPrefix...), data...), textSuffix...), nil
+	}
+	typ, err := eventTypeOf(code)
+	return typ, data, err
+}
+
 // eventsInRow is, in SQL over the events table (alias e), how many events a
 // row holds.
 var eventsInRow = `case when e.type = ` + strconv.Itoa(int(severalEvents)) + ` then json_array_length(e.data) else 1 end`
@@ -39,8 +100,8 @@ func eventRun(evs []toolmark.Event) int {
 }
 
 // appendSeveral appends the data of a row holding evs (two or more, their
-// types numbered and their data valid JSON: checkWrite saw to both), having
-// made room for it at once.
+// types numbered and their data valid JSON: checkWrite saw to both), each
+// in its stored form, having made room for it at once.
 func appendSeveral(dst []byte, evs []toolmark.Event) []byte {
 	size := 2
 	for _, e := range evs {
@@ -53,12 +114,13 @@ func appendSeveral(dst []byte, evs []toolmark.Event) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		code, data := storedForm(e)
 		dst = append(dst, '[')
-		dst = strconv.AppendInt(dst, int64(eventTypeCodes[e.Type]), 10)
+		dst = strconv.AppendInt(dst, int64(code), 10)
 		dst = append(dst, ',')
 		dst = strconv.AppendInt(dst, e.Time.Sub(t0).Microseconds(), 10)
 		dst = append(dst, ',')
-		dst = append(dst, e.Data...)
+		dst = append(dst, data...)
 		dst = append(dst, ']')
 	}
 	return append(dst, ']')
@@ -77,12 +139,12 @@ type eventRow struct {
 // holds limit events. The events have no turn or message id yet.
 func (r eventRow) appendEvents(dst []toolmark.Event, after int64, limit int) ([]toolmark.Event, error) {
 	if r.code != severalEvents {
-		typ, err := eventTypeOf(r.code)
+		typ, data, err := loadedForm(r.code, r.data)
 		if err != nil {
 			return dst, err
 		}
 		if r.seq > after && len(dst) < limit {
-			dst = append(dst, toolmark.Event{Seq: r.seq, Type: typ, Time: r.time, Data: json.RawMessage(r.data)})
+			dst = append(dst, toolmark.Event{Seq: r.seq, Type: typ, Time: r.time, Data: data})
 		}
 		return dst, nil
 	}
@@ -101,12 +163,12 @@ func (r eventRow) appendEvents(dst []toolmark.Event, after int64, limit int) ([]
 		if err1 != nil || err2 != nil {
 			return dst, fmt.Errorf("reading events: event %d of a row of several has a bad type or time", s)
 		}
-		typ, err := eventTypeOf(int16(code))
+		typ, data, err := loadedForm(int16(code), it[2])
 		if err != nil {
 			return dst, err
 		}
 		if s > after && len(dst) < limit {
-			dst = append(dst, toolmark.Event{Seq: s, Type: typ, Time: r.time.Add(time.Duration(us) * time.Microsecond), Data: it[2]})
+			dst = append(dst, toolmark.Event{Seq: s, Type: typ, Time: r.time.Add(time.Duration(us) * time.Microsecond), Data: data})
 		}
 	}
 	return dst, nil

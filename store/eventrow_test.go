@@ -52,3 +52,35 @@ func FuzzRowEvents(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStoredForm: every event reads back from its stored form as itself,
+// byte for byte, and a text_delta as encoding/json writes it is stored as
+// its text alone.
+func FuzzStoredForm(f *testing.F) {
+	f.Add([]byte(`{"text":"a"}`), "a")
+	f.Add([]byte(`{"text":"a\"}"}`), `"\`)
+	f.Add([]byte(`{"text":"a","b":"c"}`), "</ToolCall>")
+	f.Add([]byte(`{"text":"\\"}`), "\u2028\x00")
+	f.Add([]byte(`{"text":5}`), "")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		raw, err := json.Marshal(toolmark.TextDeltaData{Text: text})
+		if err != nil {
+			t.Skip()
+		}
+		if code, _ := storedForm(toolmark.Event{Type: toolmark.EventTextDelta, Data: raw}); code != textAlone {
+			t.Fatalf("%s is stored as type %d, want its text alone", raw, code)
+		}
+		for _, d := range [][]byte{raw, data} {
+			if !json.Valid(d) {
+				continue
+			}
+			for _, typ := range []toolmark.EventType{toolmark.EventTextDelta, toolmark.EventUsage} {
+				code, stored := storedForm(toolmark.Event{Type: typ, Data: d})
+				gotType, got, err := loadedForm(code, stored)
+				if err != nil || gotType != typ || string(got) != string(d) {
+					t.Fatalf("%s %s stored as %d %s reads back as %s %s (%v)", typ, d, code, stored, gotType, got, err)
+				}
+			}
+		}
+	})
+}

@@ -30,21 +30,6 @@ func collectToolCalls(rows pgx.Rows) ([]toolmark.ToolCallRecord, error) {
 	return rs, err
 }
 
-// toolCallConflict ends every insert of tool-call rows: a row is updated
-// in place, the stored arguments kept when none are given, and a final
-// status (success, error, cancelled) never changes: the first final outcome
-// wins.
-const toolCallConflict = `
-	on conflict (turn_id, id) do update set
-		parent_id = excluded.parent_id,
-		name = excluded.name,
-		arguments = coalesce(excluded.arguments, c.arguments),
-		status = excluded.status,
-		result = excluded.result,
-		error = excluded.error,
-		finished_at = excluded.finished_at
-	where c.status not in ('success', 'error', 'cancelled')`
-
 // ToolCalls returns the tool-call records of a turn in the order they
 // started.
 func (db *DB) ToolCalls(ctx context.Context, turnID string) ([]toolmark.ToolCallRecord, error) {
