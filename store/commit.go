@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,7 +96,7 @@ func (db *DB) Commit(ctx context.Context, owner string, ws []TurnWrite) error {
 		ok = append(ok, w)
 	}
 	if len(ok) > 0 {
-		lost, err := db.commit(ctx, db.commits, owner, ok)
+		lost, err := db.commitOwn(ctx, owner, ok)
 		if err != nil {
 			return err
 		}
@@ -107,6 +108,16 @@ func (db *DB) Commit(ctx context.Context, owner string, ws []TurnWrite) error {
 		return &RefusedError{Turns: refused}
 	}
 	return nil
+}
+
+// commitOwn commits ws on a connection of the commits' pool.
+func (db *DB) commitOwn(ctx context.Context, owner string, ws []TurnWrite) ([]string, error) {
+	conn, err := db.commits.Acquire(ctx)
+	if err != nil {
+		return nil, dbErr("committing events", "event data", err)
+	}
+	defer conn.Release() // one left in a transaction (an error) is closed, not reused
+	return db.commit(ctx, conn, true, owner, ws)
 }
 
 func (db *DB) checkWrite(w TurnWrite) error {
@@ -194,15 +205,23 @@ func leasedOwner(t string) string {
 	return `case when ` + t + `.status in ('queued', 'running') then ` + t + `.lease_owner end`
 }
 
-// batchSender sends a batch: the pool (its statements then run in one
-// implicit transaction) or a transaction.
-type batchSender interface {
+// commitConn is where a group commit runs: a connection of its own, or
+// the transaction of a sweep.
+type commitConn interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Conn() *pgx.Conn
 }
 
-// commit writes ws in one batch through s and returns the turns whose
-// writes the guard refused.
-func (db *DB) commit(ctx context.Context, s batchSender, owner string, ws []TurnWrite) (lost []string, err error) {
+// commit writes ws through c and returns the turns whose writes the guard
+// refused. With own set, c is a connection of its own and the commit is its
+// transaction: the batch of statements sent in one round trip, which runs
+// as one implicit transaction (the protocol's Sync comes after its last
+// statement); or, when the events go in by COPY (copyFrom), the batch opened
+// by BEGIN, then the COPY followed by COMMIT, sent as one query. Otherwise
+// c is a transaction the caller commits. An error leaves c's transaction
+// open or aborted: the caller drops it (a connection released in a
+// transaction is closed).
+func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, ws []TurnWrite) (lost []string, err error) {
 	g, err := newCommitGroup(ws, !db.quiet.Load())
 	if err != nil {
 		return nil, err
@@ -212,14 +231,29 @@ func (db *DB) commit(ctx context.Context, s batchSender, owner string, ws []Turn
 	if db.testHookBatch != nil {
 		db.testHookBatch(b)
 	}
-	// One round trip: the statements of a batch sent on the pool run in one
-	// implicit transaction (the protocol's Sync comes after the last one),
-	// so they commit together or not at all.
-	if err := s.SendBatch(ctx, b).Close(); err != nil {
+	if own && g.events.copy {
+		b.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: "begin"}}, b.QueuedQueries...)
+	}
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
+	if g.events.copy {
+		data, rows := g.events.copyData(*passed)
+		sql := copyEvents
+		if own {
+			sql += "; commit"
+		}
+		if rows > 0 {
+			_, err = c.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), sql)
+		} else if own {
+			_, err = c.Conn().Exec(ctx, "commit")
+		}
+		if err != nil {
+			return nil, dbErr("committing events", "event data", err)
+		}
+	}
 	for id := range g.withEvents {
-		if !(*passed)[id] {
+		if _, ok := (*passed)[id]; !ok {
 			lost = append(lost, id)
 		}
 	}

@@ -111,7 +111,7 @@ func (db *DB) sweepOne(ctx context.Context, now time.Time, self string, byLivene
 		if w.Finish == nil || w.TurnID != turnID {
 			return fmt.Errorf("sweeping turn %s: the write does not end the turn", turnID)
 		}
-		lost, err := db.commit(ctx, tx, self, []TurnWrite{w})
+		lost, err := db.commit(ctx, tx, false, self, []TurnWrite{w})
 		if err != nil {
 			return fmt.Errorf("sweeping turn %s: %w", turnID, err)
 		}
