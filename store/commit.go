@@ -231,13 +231,13 @@ func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, 
 	if db.testHookBatch != nil {
 		db.testHookBatch(b)
 	}
-	if own && g.events.copy {
+	if own && g.events.copies() {
 		b.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: "begin"}}, b.QueuedQueries...)
 	}
 	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
 	}
-	if g.events.copy {
+	if g.events.copies() {
 		data, rows := g.events.copyData(*passed)
 		sql := copyEvents
 		if own {

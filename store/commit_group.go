@@ -91,7 +91,6 @@ type eventCols struct {
 	data [][]byte // sent as text[]: the events' JSON as it is, not copied into strings
 	seq  []int64
 	time []time.Time
-	copy bool // the rows go in by COPY after the batch (copyFrom)
 }
 
 // grow makes room for n events.
@@ -138,11 +137,6 @@ func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]int64 {
 	if len(c.turn) == 0 {
 		return &passed
 	}
-	ok := `
-		with ok as (
-			select k.id, (select g.num from turns g where g.id = k.id and ` + leasedOwner("g") + ` = $1) as num
-			from (select distinct id from unnest($2::text[]) as e(id)) as k
-		)`
 	scan := func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id string
@@ -154,23 +148,43 @@ func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]int64 {
 		}
 		return rows.Err()
 	}
-	if c.copy = len(c.turn) >= copyFrom; c.copy {
-		b.Queue(ok+` select id, num from ok where num is not null`, owner, c.turn).Query(scan)
-		return &passed
+	if c.copies() {
+		b.Queue(eventsGuardSQL, owner, c.turn).Query(scan)
+	} else {
+		b.Queue(eventsInsertSQL, owner, c.turn, c.seq, c.typ, c.data, c.time).Query(scan)
 	}
-	b.Queue(ok+`, ins as (
-			insert into events (turn, time, seq, type, data)
-			select ok.num, u.time, u.seq, u.type, u.data::json
-			from unnest($2::text[], $3::int[], $4::smallint[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
-			join ok on ok.id = u.turn_id
-			where ok.num is not null
-		)
-		select id, num from ok where num is not null`,
-		owner, c.turn, c.seq, c.typ, c.data, c.time).Query(scan)
 	return &passed
 }
 
-// copyEvents is the COPY of copyData.
+// copies reports whether the rows go in by COPY after the batch (copyFrom).
+func (c *eventCols) copies() bool { return len(c.turn) >= copyFrom }
+
+// eventsGuard is the guard of the events: the number of each of the
+// commit's turns ($2) that owner ($1) still leases, else null.
+var eventsGuard = `
+	with ok as (
+		select k.id, (select g.num from turns g where g.id = k.id and ` + leasedOwner("g") + ` = $1) as num
+		from (select distinct id from unnest($2::text[]) as e(id)) as k
+	)`
+
+// eventsGuardSQL returns the turns the guard lets through with their
+// numbers; eventsInsertSQL also inserts their events.
+var (
+	eventsGuardSQL  = eventsGuard + ` select id, num from ok where num is not null`
+	eventsInsertSQL = eventsGuard + `, ins as (
+		insert into events (turn, time, seq, type, data)
+		select ok.num, u.time, u.seq, u.type, u.data::json
+		from unnest($2::text[], $3::int[], $4::smallint[], $5::text[], $6::timestamptz[]) as u(turn_id, seq, type, data, time)
+		join ok on ok.id = u.turn_id
+		where ok.num is not null
+	)
+	select id, num from ok where num is not null`
+)
+
+// copyEvents is the COPY of copyData. The data is encoded here, not by
+// pgx.Conn.CopyFrom: that builds its own COPY statement, to which the
+// commit's COMMIT cannot be joined (a third round trip), and describes the
+// table once per connection; the five fields' binary forms are fixed.
 const copyEvents = `copy events (turn, time, seq, type, data) from stdin (format binary)`
 
 // pgEpoch is where PostgreSQL's binary timestamps count from, in Unix
@@ -252,11 +266,15 @@ func (c *toolCallCols) queue(b *pgx.Batch, owner string) {
 	if len(c.turn) == 0 {
 		return
 	}
-	b.Queue(`
+	b.Queue(toolCallsSQL, owner, c.turn, c.id, c.parent, c.name, c.args, c.status, c.result, c.error, c.start, c.end)
+}
+
+// toolCallsSQL is the statement of toolCallCols.queue, built once.
+var toolCallsSQL = `
 		with u as (
 			select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
 				as u(turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
-			where `+guard+`
+			where ` + guard + `
 		), changed as (
 			update tool_calls c set parent_id = u.parent_id, name = u.name, arguments = coalesce(u.arguments::json, c.arguments),
 				status = u.status, result = u.result, error = u.error, finished_at = u.finished_at
@@ -264,9 +282,7 @@ func (c *toolCallCols) queue(b *pgx.Batch, owner string) {
 		)
 		insert into tool_calls (turn_id, id, parent_id, name, arguments, status, result, error, started_at, finished_at)
 		select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
-		from u where not exists (select from tool_calls c where c.turn_id = u.turn_id and c.id = u.id)`,
-		owner, c.turn, c.id, c.parent, c.name, c.args, c.status, c.result, c.error, c.start, c.end)
-}
+		from u where not exists (select from tool_calls c where c.turn_id = u.turn_id and c.id = u.id)`
 
 type todoCols struct{ turn, todos []string }
 
@@ -290,17 +306,19 @@ func (c *todoCols) queue(b *pgx.Batch, owner string) {
 	if len(c.turn) == 0 {
 		return
 	}
-	// As the tool calls' rows (toolCallCols.queue): an update, else an insert.
-	b.Queue(`
+	b.Queue(todosSQL, owner, c.turn, c.todos)
+}
+
+// todosSQL writes the task lists as toolCallsSQL the tool calls' rows: an
+// update, else an insert.
+var todosSQL = `
 		with u as (
-			select * from unnest($2::text[], $3::text[]) as u(turn_id, todos) where `+guard+`
+			select * from unnest($2::text[], $3::text[]) as u(turn_id, todos) where ` + guard + `
 		), changed as (
 			update todos d set todos = u.todos::json, updated_at = now() from u where d.turn_id = u.turn_id
 		)
 		insert into todos (turn_id, todos)
-		select u.turn_id, u.todos::json from u where not exists (select from todos d where d.turn_id = u.turn_id)`,
-		owner, c.turn, c.todos)
-}
+		select u.turn_id, u.todos::json from u where not exists (select from todos d where d.turn_id = u.turn_id)`
 
 // contentCols are the contents of messages whose turn goes on.
 type contentCols struct {
