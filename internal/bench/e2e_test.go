@@ -172,8 +172,13 @@ func TestBenchEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.Steps) != 2 || c.Best == nil || c.Best != c.Steps[1] || c.Capacity <= 0 || len(c.Problems()) > 0 {
+		// Both steps meet the target; the best is the one that had the
+		// more turns in flight as measured, which with Poisson arrivals
+		// over 2 s need not be the one that asked for more.
+		if len(c.Steps) != 2 || c.Best == nil || c.Capacity <= 0 || len(c.Problems()) > 0 {
 			t.Errorf("steps %d, best %v, capacity %v, problems %v", len(c.Steps), c.Best, c.Capacity, c.Problems())
+		} else if most := max(c.Steps[0].InFlight, c.Steps[1].InFlight); c.Best.InFlight != most || c.Capacity != most {
+			t.Errorf("best in flight %v, capacity %v; want the steps' most, %v", c.Best.InFlight, c.Capacity, most)
 		}
 		c, err = b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Nanosecond, Window: 2 * time.Second, Start: 2, Max: 4})
 		if err != nil {
