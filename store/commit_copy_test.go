@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,46 @@ func TestCommitCopiesManyRows(t *testing.T) {
 		if n := lastSeq0(t, db, tu.ID); n != next[i].Events[len(next[i].Events)-1].Seq {
 			t.Errorf("turn %d: the commit again wrote up to seq %d", i, n)
 		}
+	}
+}
+
+// TestEventsGuardReadsEachTurnOnce: the guard a copying commit runs alone
+// reads each of its turns' rows once. Referenced once, its CTE would be
+// inlined, and PostgreSQL would then look the turn up twice, once for the
+// number it returns and again for the filter on it.
+func TestEventsGuardReadsEachTurnOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	const turns = 40
+	ids := make([]string, turns)
+	for i := range ids {
+		ids[i] = mustTurnAs(t, f.db, testOwner, f.user.ID, mustConversation(t, f.db, f.user.ID).ID, "q").ID
+	}
+	rows, err := f.db.Pool().Query(ctx, "explain (analyze, costs off, timing off) "+store.EventsGuardSQL, testOwner, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	loops := regexp.MustCompile(`Index Scan using turns_pkey .*loops=(\d+)`)
+	reads := 0
+	for _, line := range plan {
+		if m := loops.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1]) // \d+
+			reads += n
+		}
+	}
+	if reads != turns {
+		t.Errorf("the guard of %d turns read turns by key %d times; want %d:\n%s", turns, reads, turns, strings.Join(plan, "\n"))
 	}
 }

@@ -160,9 +160,12 @@ func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]int64 {
 func (c *eventCols) copies() bool { return len(c.turn) >= copyFrom }
 
 // eventsGuard is the guard of the events: the number of each of the
-// commit's turns ($2) that owner ($1) still leases, else null.
+// commit's turns ($2) that owner ($1) still leases, else null. It is
+// materialized: referenced once (eventsGuardSQL), it would be inlined, and
+// PostgreSQL would read each turn's row twice, for the number and again
+// for the filter on it.
 var eventsGuard = `
-	with ok as (
+	with ok as materialized (
 		select k.id, (select g.num from turns g where g.id = k.id and ` + leasedOwner("g") + ` = $1) as num
 		from (select distinct id from unnest($2::text[]) as e(id)) as k
 	)`

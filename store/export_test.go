@@ -107,3 +107,6 @@ func EventTypeCode(t toolmark.EventType) int16 {
 // EventsInRow is, in SQL over the events table (alias e), how many events a
 // row holds (a row holds the events of a turn that one commit wrote).
 var EventsInRow = eventsInRow
+
+// EventsGuardSQL is the guard a commit that copies its events runs alone.
+var EventsGuardSQL = eventsGuardSQL
