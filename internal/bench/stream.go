@@ -39,13 +39,6 @@ func newHTTPClient() *http.Client {
 // after its connection fails, before it counts as failed.
 const maxReconnects = 3
 
-// eventHead is the part of an event the bench decodes.
-type eventHead struct {
-	Seq  int64              `json:"seq"`
-	Type toolmark.EventType `json:"type"`
-	Time time.Time          `json:"time"`
-}
-
 // streamResult is what one follower saw.
 type streamResult struct {
 	check SeqCheck
@@ -198,8 +191,8 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 // event takes one event of an event stream and reports whether it ended
 // the turn.
 func (r *streamResult) event(fr client.Frame, now, connected time.Time) (bool, error) {
-	var ev eventHead
-	if err := json.Unmarshal([]byte(fr.Data), &ev); err != nil {
+	ev, err := decodeHead(fr.Data)
+	if err != nil {
 		return false, fmt.Errorf("decoding event %q: %w", fr.ID, err)
 	}
 	if ev.Type == "" {
