@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/store"
 )
@@ -148,15 +150,8 @@ func TestEventsGuardReadsEachTurnOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	loops := regexp.MustCompile(`Index Scan using turns_pkey .*loops=(\d+)`)

@@ -75,15 +75,10 @@ func TestGenericPlansUseKeys(t *testing.T) {
 		if err != nil {
 			t.Fatalf("explain %s: %v", sql, err)
 		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("explain %s: %v", sql, err)
 		}
-		rows.Close()
 		for _, line := range plan {
 			if badScan(line) {
 				t.Errorf("a generic plan on a new database reads %q:\n%s\n\nstatement:%s", strings.TrimSpace(line), strings.Join(plan, "\n"), sql)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,40 +60,37 @@ func headPrefix(data string) (h eventHead, n int, ok bool) {
 		if key == "data" {
 			return h, i, true
 		}
-		k := -1
-		for j, name := range headKeys {
-			if key == name {
-				k = j
-			}
-		}
+		k := slices.Index(headKeys[:], key)
 		if k < 0 || seen[k] {
 			return h, 0, false
 		}
 		seen[k] = true
 		var val string
-		if i < len(data) && data[i] == '"' {
-			if val, i, ok = plainString(data, i); !ok {
-				return h, 0, false
-			}
-		} else if val, i, ok = integer(data, i); !ok {
+		quoted := i < len(data) && data[i] == '"' // a string, else an integer
+		if quoted {
+			val, i, ok = plainString(data, i)
+		} else {
+			val, i, ok = integer(data, i)
+		}
+		if !ok {
 			return h, 0, false
 		}
 		switch key {
 		case "seq":
 			seq, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || data[i-1] == '"' {
+			if err != nil || quoted {
 				return h, 0, false
 			}
 			h.Seq = seq
-		case "type", "time":
-			if data[i-1] != '"' {
+		case "type":
+			if !quoted {
 				return h, 0, false
 			}
-			if key == "type" {
-				// Interned: the bench keeps every event's type, and a
-				// substring would keep the whole event with it.
-				h.Type = toolmark.EventType(unique.Make(val).Value())
-			} else if h.Time.UnmarshalText([]byte(val)) != nil { // as encoding/json decodes a time
+			// Interned: the bench keeps every event's type, and a
+			// substring would keep the whole event with it.
+			h.Type = toolmark.EventType(unique.Make(val).Value())
+		case "time":
+			if !quoted || h.Time.UnmarshalText([]byte(val)) != nil { // as encoding/json decodes a time
 				return h, 0, false
 			}
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,12 +18,13 @@ func TestHeadPrefixReadsServerEvents(t *testing.T) {
 		{Seq: 2, TurnID: "t", MessageID: "m", Type: toolmark.EventToolCallRunning, Time: time.Unix(0, 1000).UTC(), Data: json.RawMessage(`{"seq":99,"type":"x","time":"bad"}`)},
 	} {
 		frame, start, _ := sse.AppendEvent(nil, e)
-		data := string(frame[len("data: ")+indexData(string(frame)) : len(frame)-2])
+		at := strings.Index(string(frame), "\ndata: ") + len("\ndata: ") // where the event's JSON begins
+		data := strings.TrimSuffix(string(frame[at:]), "\n\n")
 		h, n, ok := headPrefix(data)
 		if !ok {
 			t.Fatalf("headPrefix(%s) fell back", data)
 		}
-		if n != start-indexData(string(frame))-len("data: ") {
+		if n != start-at {
 			t.Errorf("headPrefix(%s) read %d bytes; want up to the data", data, n)
 		}
 		if h.Seq != e.Seq || h.Type != e.Type || !h.Time.Equal(e.Time) {
@@ -33,15 +35,6 @@ func TestHeadPrefixReadsServerEvents(t *testing.T) {
 			t.Errorf("encoding/json reads %+v (%v); headPrefix %+v", whole, err, h)
 		}
 	}
-}
-
-func indexData(frame string) int {
-	for i := 0; i+6 <= len(frame); i++ {
-		if frame[i:i+6] == "data: " && (i == 0 || frame[i-1] == '\n') {
-			return i
-		}
-	}
-	return -1
 }
 
 // A head headPrefix does not expect goes to encoding/json: the same
