@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,13 +88,18 @@ var ErrLeaseLost = toolmark.Errorf(toolmark.ECONFLICT, "the turn's lease is held
 // the caller may retry the same writes (see Transient).
 func (db *DB) Commit(ctx context.Context, owner string, ws []TurnWrite) error {
 	refused := map[string]error{}
-	ok := ws[:0:0]
-	for _, w := range ws {
+	ok := ws // the writes checkWrite let through: ws itself, unless it refused some
+	for i, w := range ws {
 		if err := db.checkWrite(w); err != nil {
+			if len(refused) == 0 {
+				ok = slices.Clip(ws[:i:i])
+			}
 			refused[w.TurnID] = err
 			continue
 		}
-		ok = append(ok, w)
+		if len(refused) > 0 {
+			ok = append(ok, w)
+		}
 	}
 	if len(ok) > 0 {
 		lost, err := db.commitOwn(ctx, owner, ok)
@@ -134,7 +140,7 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		if e.Seq < 1 || e.Seq > math.MaxInt32 {
 			return toolmark.Errorf(toolmark.EINVALID, "event seq %d is out of range (1 to %d)", e.Seq, math.MaxInt32)
 		}
-		if err := checkText("event data", string(e.Data), db.maxContent, false); err != nil {
+		if err := checkText("event data", []byte(e.Data), db.maxContent, false); err != nil {
 			return err
 		}
 		if !json.Valid(e.Data) {
@@ -226,8 +232,9 @@ func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, 
 	if err != nil {
 		return nil, err
 	}
+	defer g.release()
 	b := &pgx.Batch{}
-	passed := g.queue(b, owner)
+	g.queue(b, owner)
 	if db.testHookBatch != nil {
 		db.testHookBatch(b)
 	}
@@ -238,13 +245,14 @@ func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, 
 		return nil, dbErr("committing events", "event data", err)
 	}
 	if g.events.copies() {
-		data, rows := g.events.copyData(*passed)
+		var rows int
+		g.copyBuf, rows = g.events.copyData(g.copyBuf, g.passed)
 		sql := copyEvents
 		if own {
 			sql += "; commit"
 		}
 		if rows > 0 {
-			_, err = c.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), sql)
+			_, err = c.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(g.copyBuf), sql)
 		} else if own {
 			_, err = c.Conn().Exec(ctx, "commit")
 		}
@@ -252,9 +260,9 @@ func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, 
 			return nil, dbErr("committing events", "event data", err)
 		}
 	}
-	for id := range g.withEvents {
-		if _, ok := (*passed)[id]; !ok {
-			lost = append(lost, id)
+	for _, w := range ws {
+		if _, ok := g.passed[w.TurnID]; !ok && len(w.Events) > 0 {
+			lost = append(lost, w.TurnID)
 		}
 	}
 	return lost, nil

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,29 +19,37 @@ import (
 // whatever the number of turns. commitGroup gathers the writes of a group
 // table by table; each table's columns add a turn's write and queue their
 // one statement.
+//
+// A group is used again (groups): its event columns, the numbers the guard
+// read and the COPY buffer keep their room from one commit to the next, so
+// that a commit allocates about nothing of its own for the rows of its
+// events, however many.
 type commitGroup struct {
-	withEvents map[string]bool // the turns with events, to tell those the guard refused
-	events     eventCols
-	calls      toolCallCols
-	todos      todoCols
-	contents   contentCols
-	started    []string
-	finishes   finishCols
-	handOver   handOverCols
-	notes      noteCols
+	events   eventCols
+	passed   map[string]int64 // the turns the events' guard let through, with their numbers
+	copyBuf  []byte           // copyData's buffer
+	calls    toolCallCols
+	todos    todoCols
+	contents contentCols
+	started  []string
+	finishes finishCols
+	handOver handOverCols
+	notes    noteCols
 }
 
+// groups are the commit groups not in use (see commitGroup).
+var groups = sync.Pool{New: func() any { return &commitGroup{passed: map[string]int64{}} }}
+
+// newCommitGroup returns a group of ws's writes; release gives it back once
+// its commit ended.
 func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
-	g := &commitGroup{withEvents: make(map[string]bool, len(ws))}
+	g := groups.Get().(*commitGroup)
 	n := 0
 	for _, w := range ws {
 		n += len(w.Events)
 	}
 	g.events.grow(n)
 	for _, w := range ws {
-		if len(w.Events) > 0 {
-			g.withEvents[w.TurnID] = true
-		}
 		g.events.add(w)
 		if w.Started {
 			g.started = append(g.started, w.TurnID)
@@ -64,12 +74,29 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 	return g, nil
 }
 
+// maxKeptCopy bounds the COPY buffer a group keeps for the next commit (a
+// commit saving a long message may need far more, once).
+const maxKeptCopy = 1 << 20
+
+// release gives g back to groups, holding nothing of the commit: the event
+// columns are cleared to their capacity (the rows' data and ids may be
+// collected), the other tables' columns, rarely large, dropped.
+func (g *commitGroup) release() {
+	g.events.reset()
+	clear(g.passed)
+	buf := g.copyBuf[:0]
+	if cap(buf) > maxKeptCopy {
+		buf = nil
+	}
+	*g = commitGroup{events: g.events, passed: g.passed, copyBuf: buf}
+	groups.Put(g)
+}
+
 // queue queues the group's statements on b, in the order the guard needs
-// (the lease given up last), and returns where the events' guard will have
-// put the numbers of the turns whose events it let through once the batch
-// ran.
-func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int64 {
-	passed := g.events.queue(b, owner)
+// (the lease given up last); once the batch ran, g.passed holds the
+// numbers of the turns whose events the guard let through.
+func (g *commitGroup) queue(b *pgx.Batch, owner string) {
+	g.events.queue(b, owner, g.passed)
 	g.calls.queue(b, owner)
 	g.todos.queue(b, owner)
 	g.contents.queue(b, owner)
@@ -81,7 +108,6 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) *map[string]int64 {
 	g.finishes.queue(b, owner)
 	g.handOver.queue(b, owner) // last: the statements above check the lease this one gives up
 	g.notes.queue(b)
-	return passed
 }
 
 // eventCols are the rows of the commit's events (see severalEvents).
@@ -93,10 +119,17 @@ type eventCols struct {
 	time []time.Time
 }
 
-// grow makes room for n events.
+// grow makes room for n more events.
 func (c *eventCols) grow(n int) {
-	c.turn, c.typ, c.data = make([]string, 0, n), make([]int16, 0, n), make([][]byte, 0, n)
-	c.seq, c.time = make([]int64, 0, n), make([]time.Time, 0, n)
+	c.turn, c.typ, c.data = slices.Grow(c.turn, n), slices.Grow(c.typ, n), slices.Grow(c.data, n)
+	c.seq, c.time = slices.Grow(c.seq, n), slices.Grow(c.time, n)
+}
+
+// reset empties c, keeping its room, and drops what its rows pointed to.
+func (c *eventCols) reset() {
+	clear(c.turn[:cap(c.turn)])
+	clear(c.data[:cap(c.data)])
+	c.turn, c.typ, c.data, c.seq, c.time = c.turn[:0], c.typ[:0], c.data[:0], c.seq[:0], c.time[:0]
 }
 
 // add adds the rows of w's events, whose types checkWrite found numbered.
@@ -130,12 +163,11 @@ const copyFrom = 32
 // table) and keeps the number (the events table's key, see sql/008) of those
 // owner still leases. A commit of fewer than copyFrom rows inserts them in
 // the same statement; a larger one leaves them for copyData, after the
-// batch. It returns where the numbers of the turns the guard let through
-// will be once the batch ran.
-func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]int64 {
-	passed := map[string]int64{}
+// batch. Once the batch ran, passed holds the numbers of the turns the
+// guard let through.
+func (c *eventCols) queue(b *pgx.Batch, owner string, passed map[string]int64) {
 	if len(c.turn) == 0 {
-		return &passed
+		return
 	}
 	scan := func(rows pgx.Rows) error {
 		for rows.Next() {
@@ -153,7 +185,6 @@ func (c *eventCols) queue(b *pgx.Batch, owner string) *map[string]int64 {
 	} else {
 		b.Queue(eventsInsertSQL, owner, c.turn, c.seq, c.typ, c.data, c.time).Query(scan)
 	}
-	return &passed
 }
 
 // copies reports whether the rows go in by COPY after the batch (copyFrom).
@@ -194,16 +225,16 @@ const copyEvents = `copy events (turn, time, seq, type, data) from stdin (format
 // microseconds.
 const pgEpoch = 946684800000000
 
-// copyData returns, in PostgreSQL's binary COPY format, the rows whose
-// turns the guard let through (num: their numbers), and how many it holds.
-// Each field is a 32-bit length and the value: the time in microseconds
-// from pgEpoch, json as its text.
-func (c *eventCols) copyData(num map[string]int64) ([]byte, int) {
+// copyData appends to dst, in PostgreSQL's binary COPY format, the rows
+// whose turns the guard let through (num: their numbers), and returns it
+// with how many rows it holds. Each field is a 32-bit length and the
+// value: the time in microseconds from pgEpoch, json as its text.
+func (c *eventCols) copyData(dst []byte, num map[string]int64) ([]byte, int) {
 	size := 11 + 8 + 2
 	for _, d := range c.data {
 		size += 2 + 4*5 + 8 + 8 + 4 + 2 + len(d)
 	}
-	dst := make([]byte, 0, size)
+	dst = slices.Grow(dst, size)
 	dst = append(dst, "PGCOPY\n\xff\r\n\x00"...)
 	dst = binary.BigEndian.AppendUint64(dst, 0) // no flags, no header extension
 	n := 0

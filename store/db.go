@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -370,16 +371,26 @@ func dbErr(context, kind string, err error) error {
 }
 
 // checkText validates a text field: valid UTF-8, no NUL byte, at most max
-// bytes, and non-empty when required.
-func checkText(field, s string, max int, required bool) error {
-	switch {
-	case required && strings.TrimSpace(s) == "":
-		return toolmark.Errorf(toolmark.EINVALID, "%s is empty", field)
-	case len(s) > max:
+// bytes, and non-empty when required. It takes bytes (an event's JSON) as
+// they are, without copying them into a string.
+func checkText[T string | []byte](field string, s T, max int, required bool) error {
+	if len(s) > max {
 		return toolmark.Errorf(toolmark.ETOOLARGE, "%s is larger than %d bytes", field, max)
-	case !utf8.ValidString(s):
+	}
+	var empty, valid bool
+	var nul int
+	switch v := any(s).(type) {
+	case string:
+		empty, valid, nul = strings.TrimSpace(v) == "", utf8.ValidString(v), strings.IndexByte(v, 0)
+	case []byte:
+		empty, valid, nul = len(bytes.TrimSpace(v)) == 0, utf8.Valid(v), bytes.IndexByte(v, 0)
+	}
+	switch {
+	case required && empty:
+		return toolmark.Errorf(toolmark.EINVALID, "%s is empty", field)
+	case !valid:
 		return toolmark.Errorf(toolmark.EINVALID, "%s is not valid UTF-8", field)
-	case strings.IndexByte(s, 0) >= 0:
+	case nul >= 0:
 		return toolmark.Errorf(toolmark.EINVALID, "%s contains a NUL byte", field)
 	}
 	return nil
