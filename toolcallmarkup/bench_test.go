@@ -225,3 +225,29 @@ func BenchmarkAppendText(b *testing.B) {
 		d.Flush()
 	}
 }
+
+// BenchmarkAppendNeutralised streams answers of growing length into a
+// turn's document in chunks of 16 bytes, as the turn state applies a live
+// turn's text deltas: the cost of a chunk (ns/chunk) must not grow with the
+// answer.
+func BenchmarkAppendNeutralised(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("answer=%dKB", size>>10), func(b *testing.B) {
+			text := strings.Repeat("word ", size/5) // prose: no '<' to stop a backward search
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				d, err := NewDocument("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for rest := text; rest != ""; {
+					n := min(16, len(rest))
+					d.AppendNeutralised(rest[:n])
+					rest = rest[n:]
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64((len(text)+15)/16), "ns/chunk")
+		})
+	}
+}

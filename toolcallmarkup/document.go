@@ -184,6 +184,10 @@ func (d *Document) AppendNeutralised(s string) {
 // complete into a tag name: a tag split across two chunks of a tampered
 // log. Text a Document wrote never needs it, because AppendText lets a '<'
 // out only once what follows it decided it starts no tag name.
+//
+// It reads only the last bytes of the content, as many as a tag name's
+// start can have: every text delta of a live turn comes here, and the
+// text run it ends grows with the answer.
 func (d *Document) escapeSplitTag(s string) {
 	k := len(d.root.items)
 	if k == 0 || d.root.items[k-1].n != nil {
@@ -191,8 +195,13 @@ func (d *Document) escapeSplitTag(s string) {
 	}
 	const longest = len("</toolcall")
 	prev := d.root.items[k-1].text
-	i := bytes.LastIndexByte(prev, '<')
-	if i < 0 || len(prev)-i > longest || matchName(string(prev[i+1:])) != partialMatch {
+	from := max(0, len(prev)-longest)
+	i := bytes.LastIndexByte(prev[from:], '<')
+	if i < 0 {
+		return
+	}
+	i += from
+	if matchName(string(prev[i+1:])) != partialMatch {
 		return
 	}
 	head := s[:min(len(s), longest)]
