@@ -106,3 +106,30 @@ func BenchmarkEventsAfter(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchDocuments searches a knowledge base of five documents
+// that all match, of 2, 16 and 60 KB each, for the five hits and their
+// snippets: the search a demo turn makes twice.
+func BenchmarkSearchDocuments(b *testing.B) {
+	for _, size := range []int{2 << 10, 16 << 10, 60 << 10} {
+		b.Run(fmt.Sprintf("body=%dKB", size>>10), func(b *testing.B) {
+			ctx := context.Background()
+			f := newFixture(b)
+			para := "Streams resume after a dropped connection from the last event id. "
+			for i := range 5 {
+				body := strings.Repeat(para, size/len(para)) + fmt.Sprintf("Document %d ends here.", i)
+				if _, err := f.db.UpsertDocument(ctx, fmt.Sprintf("doc%d.md", i), "Resuming streams", body); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				hits, err := f.db.SearchDocuments(ctx, "resume dropped connection", 5)
+				if err != nil || len(hits) != 5 {
+					b.Fatalf("got %d hits, %v; want 5", len(hits), err)
+				}
+			}
+		})
+	}
+}

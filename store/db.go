@@ -46,6 +46,8 @@ type DB struct {
 	tracer        pgx.QueryTracer
 	// searches admits knowledge-base searches (see SearchDocuments).
 	searches chan struct{}
+	// docs holds the documents searches found (see docCache).
+	docs docCache
 	// livenessSince is when ListenAs took this process's liveness lock
 	// (unix nanoseconds), 0 while it does not hold it.
 	livenessSince atomic.Int64

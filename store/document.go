@@ -68,15 +68,16 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		return nil, ctx.Err()
 	}
 	// The snippets are made here (see headline) from the bodies of the
-	// hits returned, with the query's lexemes; a body too long to carry
-	// gets ts_headline's snippet instead.
+	// hits, with the query's lexemes; a body too long to carry gets
+	// ts_headline's snippet instead. The bodies come from docs, and from
+	// the database only for the hits docs does not hold at their version.
 	rows, err := db.pool.Query(ctx, `
-		select top.id, top.source, top.title, top.rank,
-			case when top.long then '' else top.body end,
+		select top.id, top.source, top.title, top.rank, top.version,
 			case when top.long then ts_headline('english', top.body, top.q, 'StartSel=«, StopSel=», MaxWords=35, MinWords=15') end,
 			(select tsvector_to_array(to_tsvector('english', $1)))
 		from (
-			select d.id, d.source, d.title, d.body, q, ts_rank_cd(d.search, q) as rank, octet_length(d.body) > $3 as long
+			select d.id, d.source, d.title, d.body, q, ts_rank_cd(d.search, q) as rank, octet_length(d.body) > $3 as long,
+				`+docVersion+` as version
 			from documents d, websearch_to_tsquery('english', $1) q
 			where d.search @@ q
 			order by rank desc, d.id
@@ -86,28 +87,70 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 	if err != nil {
 		return nil, dbErr("searching documents", "query", err)
 	}
+	var lexemes []string
+	var versions []string
+	var missing []string
 	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.DocumentHit, error) {
 		var h toolmark.DocumentHit
 		var rank float32
-		var body string
+		var version string
 		var long *string
-		var lexemes []string
-		if err := r.Scan(&h.ID, &h.Source, &h.Title, &rank, &body, &long, &lexemes); err != nil {
+		if err := r.Scan(&h.ID, &h.Source, &h.Title, &rank, &version, &long, &lexemes); err != nil {
 			return h, err
 		}
 		h.Rank = float64(rank)
 		if long != nil {
 			h.Snippet = strings.Join(strings.Fields(*long), " ")
+			version = ""
+		} else if d := db.docs.get(h.ID, version); d != nil {
+			h.Snippet = headlineOf(d.body, d.words, lexemes)
+			version = ""
 		} else {
-			h.Snippet = headline(body, lexemes)
+			missing = append(missing, h.ID)
 		}
+		versions = append(versions, version) // "" once the hit has its snippet
 		return h, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("searching documents: %w", err)
 	}
+	if len(missing) > 0 {
+		read, err := db.readBodies(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range hits {
+			if d := read[h.ID]; d != nil && versions[i] != "" {
+				hits[i].Snippet = headlineOf(d.body, d.words, lexemes)
+			}
+		}
+	}
 	if hits == nil {
 		hits = []toolmark.DocumentHit{}
 	}
 	return hits, nil
+}
+
+// docVersion is the version of a documents row d: its xmin, which every
+// update changes, with its updated_at.
+const docVersion = `d.xmin::text || '/' || d.updated_at::text`
+
+// readBodies reads the bodies of the documents ids into db.docs, each at
+// the version it has now (a document replaced since the search found it
+// gets its snippet from its new body), and returns them by id.
+func (db *DB) readBodies(ctx context.Context, ids []string) (map[string]*cachedDoc, error) {
+	rows, err := db.pool.Query(ctx, `select d.id, `+docVersion+`, d.body from documents d where d.id = any($1)`, ids)
+	if err != nil {
+		return nil, dbErr("searching documents", "query", err)
+	}
+	read := make(map[string]*cachedDoc, len(ids))
+	var id, version, body string
+	_, err = pgx.ForEachRow(rows, []any{&id, &version, &body}, func() error {
+		read[id] = db.docs.put(id, version, body)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("searching documents: %w", err)
+	}
+	return read, nil
 }

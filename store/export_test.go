@@ -110,3 +110,11 @@ var EventsInRow = eventsInRow
 
 // EventsGuardSQL is the guard a commit that copies its events runs alone.
 var EventsGuardSQL = eventsGuardSQL
+
+// DocumentBodiesRead returns how many document bodies searches read from
+// the database.
+func (db *DB) DocumentBodiesRead() int {
+	db.docs.mu.Lock()
+	defer db.docs.mu.Unlock()
+	return db.docs.puts
+}

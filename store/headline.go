@@ -35,7 +35,11 @@ const (
 // makes them (lowercased and stemmed). A body without a match (a hit by
 // its title) gives its first words.
 func headline(body string, lexemes []string) string {
-	words := splitWords(body)
+	return headlineOf(body, splitWords(body), lexemes)
+}
+
+// headlineOf is headline of a body split into words already.
+func headlineOf(body string, words []span, lexemes []string) string {
 	if len(words) == 0 {
 		return ""
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,5 +123,27 @@ func TestStemsStayBounded(t *testing.T) {
 	}
 	if got := stem("searching"); got != "search" {
 		t.Errorf(`stem("searching") = %q, want "search"`, got)
+	}
+}
+
+// TestDocCacheBound: the bodies a docCache keeps stay within
+// maxCachedBodies, replacing a document does not count it twice, and the
+// last body put is kept.
+func TestDocCacheBound(t *testing.T) {
+	var c docCache
+	body := strings.Repeat("lantern ", (1<<20)/8) // 1 MiB
+	for i := range 12 {
+		c.put(fmt.Sprint("doc", i), "v1", body)
+		c.put(fmt.Sprint("doc", i), "v2", body)
+	}
+	total := 0
+	for _, d := range c.docs {
+		total += len(d.body)
+	}
+	if total != c.bytes || c.bytes > maxCachedBodies {
+		t.Errorf("the cache counts %d bytes and holds %d; want them equal and at most %d", c.bytes, total, maxCachedBodies)
+	}
+	if c.get("doc11", "v2") == nil || c.get("doc11", "v1") != nil {
+		t.Errorf("the last document put is not kept at its version")
 	}
 }
