@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +91,7 @@ func (db *DB) Commit(ctx context.Context, owner string, ws []TurnWrite) error {
 	for i, w := range ws {
 		if err := db.checkWrite(w); err != nil {
 			if len(refused) == 0 {
-				ok = slices.Clip(ws[:i:i])
+				ok = ws[:i:i] // append copies: ws is the caller's
 			}
 			refused[w.TurnID] = err
 			continue
