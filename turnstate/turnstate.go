@@ -65,6 +65,10 @@ type State struct {
 
 	usage toolmark.Usage // tokens so far (usage events)
 
+	// args are the streamed arguments of the calls whose deltas carry
+	// chunks alone, by call id, until the call runs (see appendArgs).
+	args map[string]*strings.Builder
+
 	// changes since the last TakeChanges
 	dirty        []*Call
 	todosChanged bool
