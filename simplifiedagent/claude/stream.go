@@ -19,6 +19,7 @@ type reply struct {
 
 	text    strings.Builder
 	calls   []*llms.ToolCall
+	args    llmstream.Args
 	byBlock map[int64]*llms.ToolCall // tool_use blocks by content-block index
 	stop    string
 	in, out int64
@@ -91,7 +92,7 @@ func (r *reply) addInput(ctx context.Context, idx int64, s string) error {
 	if c == nil || s == "" {
 		return nil
 	}
-	c.FunctionCall.Arguments += s
+	r.args.Append(c, s)
 	return r.report(ctx, idx, "", "", s)
 }
 
@@ -109,6 +110,7 @@ func (r *reply) report(ctx context.Context, idx int64, id, name, args string) er
 // model wrote them (input "{}" for a call streamed without one), why it
 // stopped and its tokens.
 func (r *reply) response() *llms.ContentResponse {
+	r.args.Set()
 	ch := &llms.ContentChoice{Content: r.text.String(), StopReason: r.stop, GenerationInfo: map[string]any{
 		"InputTokens": int(r.in), "OutputTokens": int(r.out),
 	}}

@@ -46,6 +46,7 @@ type (
 type accumulator struct {
 	text   strings.Builder
 	calls  []*llms.ToolCall
+	args   llmstream.Args
 	byIdx  map[int]*llms.ToolCall
 	finish string
 	usage  *wireUsage
@@ -83,7 +84,7 @@ func (a *accumulator) toolDelta(ctx context.Context, fn llmstream.ToolCallDeltaF
 	if c.FunctionCall.Name == "" && tc.Function.Name != "" {
 		c.FunctionCall.Name = tc.Function.Name
 	}
-	c.FunctionCall.Arguments += tc.Function.Arguments
+	a.args.Append(c, tc.Function.Arguments)
 	if fn != nil {
 		return fn(ctx, llmstream.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -101,6 +102,7 @@ func (a *accumulator) indexOf(i int) int {
 }
 
 func (a *accumulator) response() *llms.ContentResponse {
+	a.args.Set()
 	ch := &llms.ContentChoice{Content: a.text.String(), StopReason: a.finish, GenerationInfo: map[string]any{}}
 	for i, c := range a.calls {
 		if c.ID == "" {
