@@ -75,7 +75,11 @@ func (l *View) render() {
 		sb.WriteString(it.text)
 	}
 	src := l.heldBack(sb.String())
-	blocks, refs, err := l.r.RenderBlocks([]byte(src), l.finishedRefs())
+	renderBlocks := l.r.RenderLiveBlocks // a long code block still open is not highlighted at every frame
+	if l.state.Status().Final() {
+		renderBlocks = l.r.RenderBlocks
+	}
+	blocks, refs, err := renderBlocks([]byte(src), l.finishedRefs())
 	if err != nil {
 		l.err = err
 		return

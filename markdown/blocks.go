@@ -28,21 +28,44 @@ type TopBlock struct {
 // afterwards (refs included). The concatenation of the blocks' HTML is what
 // Render returns for src given the same definitions.
 func (r *Renderer) RenderBlocks(src []byte, refs []parser.Reference) ([]TopBlock, []parser.Reference, error) {
-	blocks, all, ok, err := r.renderBlocksWith(src, refs, r.splice)
+	return r.renderBlocks(src, refs, false)
+}
+
+// LiveHighlightMax is the most code, in bytes, of a fenced code block left
+// open at the end of a streaming answer that RenderLiveBlocks highlights.
+const LiveHighlightMax = 4 << 10
+
+// RenderLiveBlocks is RenderBlocks for the end of an answer still being
+// written: a fenced code block still open at the end of src, with more
+// than LiveHighlightMax bytes of code, is rendered as plain code, not
+// highlighted, until its closing fence comes (a finished answer is
+// rendered with RenderBlocks). A live view renders its trailing block at
+// every frame; highlighting a growing block of n bytes again and again
+// cost about n² over the answer, most of a page's server CPU for a long
+// block of code.
+func (r *Renderer) RenderLiveBlocks(src []byte, refs []parser.Reference) ([]TopBlock, []parser.Reference, error) {
+	return r.renderBlocks(src, refs, true)
+}
+
+func (r *Renderer) renderBlocks(src []byte, refs []parser.Reference, live bool) ([]TopBlock, []parser.Reference, error) {
+	blocks, all, ok, err := r.renderBlocksWith(src, refs, r.splice, live)
 	if err == nil && !ok {
 		// A marker did not survive the policy: render the widgets in place
 		// and sanitise everything, as Render does.
-		blocks, all, _, err = r.renderBlocksWith(src, refs, false)
+		blocks, all, _, err = r.renderBlocksWith(src, refs, false, live)
 	}
 	return blocks, all, err
 }
 
-func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSplice bool) ([]TopBlock, []parser.Reference, bool, error) {
+func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSplice, live bool) ([]TopBlock, []parser.Reference, bool, error) {
 	pc := parser.NewContext()
 	for _, ref := range refs {
 		pc.AddReference(ref)
 	}
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	if code, ok := doc.LastChild().(*ast.FencedCodeBlock); ok && live && openLongFence(code, src) {
+		code.SetAttributeString(plainCode, true)
+	}
 	var blocks []TopBlock
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 		blocks = append(blocks, TopBlock{Start: lineStart(src, c.Pos()), BlankBefore: c.HasBlankPreviousLines(), Closed: closedAlone(c)})
@@ -103,4 +126,21 @@ func closedAlone(n ast.Node) bool {
 // newMarkerPrefix returns the random prefix of one render's widget markers.
 func newMarkerPrefix() string {
 	return "tcw" + strconv.FormatUint(rand.Uint64(), 36) + "n"
+}
+
+// plainCode is the attribute by which RenderLiveBlocks asks the renderer
+// not to highlight a code block.
+const plainCode = "toolmark-plain-code"
+
+// openLongFence reports whether code, the last block of src, holds more
+// than LiveHighlightMax bytes of code and no closing fence follows them:
+// the lines of a fence left open run to the end of src, so only a closing
+// fence can come after the last of them.
+func openLongFence(code *ast.FencedCodeBlock, src []byte) bool {
+	lines := code.Lines()
+	if lines.Len() == 0 {
+		return false
+	}
+	first, last := lines.At(0), lines.At(lines.Len()-1)
+	return last.Stop-first.Start > LiveHighlightMax && len(bytes.TrimSpace(src[last.Stop:])) == 0
 }

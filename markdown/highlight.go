@@ -76,6 +76,9 @@ func (r *HTMLRenderer) highlightable(n *ast.FencedCodeBlock, source []byte) []by
 	if r.highlight == nil {
 		return nil
 	}
+	if _, plain := n.AttributeString(plainCode); plain {
+		return nil
+	}
 	lang := n.Language(source)
 	if len(lang) == 0 || len(lang) > 40 || lexers.Get(string(lang)) == nil {
 		return nil
