@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
@@ -26,11 +27,12 @@ func TestTUILongAnswer(t *testing.T) {
 	if os.Getenv("TOOLMARK_TUI_PERF") == "" {
 		t.Skip("set TOOLMARK_TUI_PERF=1 to measure the terminal client on a long answer")
 	}
+	shape := cmp.Or(os.Getenv("TOOLMARK_TUI_PERF_SHAPE"), "mixed") // or paragraph, code
 	bin := testserver.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{Command: []string{bin, "serve"}, DatabaseURL: pgtest.URL(t),
-		Demo: bench.Demo{Delay: 10 * time.Millisecond, Tools: -1, AnswerBytes: 40000, AnswerShape: "mixed"}})
+		Demo: bench.Demo{Delay: 10 * time.Millisecond, Tools: -1, AnswerBytes: 40000, AnswerShape: shape}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestTUILongAnswer(t *testing.T) {
 	tm.waitFor("the answer's end", func(s string) bool { return strings.Contains(s, tail) && !spinnerRE.MatchString(s) })
 	lag := time.Since(end)
 	cpu := processCPU(t, pid)
-	t.Logf("40 KB answer: the screen showed its end %v after the server's end; the client used %v of CPU", lag.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	t.Logf("40 KB %s answer: the screen showed its end %v after the server's end; the client used %v of CPU", shape, lag.Round(time.Millisecond), cpu.Round(time.Millisecond))
 	if profile != "" {
 		tm.typeLine("/quit")
 		tm.waitText("EXIT=")

@@ -57,6 +57,8 @@ type renderer struct {
 	// prefix of the run, and their rendering; a draw renders only what
 	// follows.
 	done struct{ src, out string }
+	// live is the trailing block's last source and rendering.
+	live struct{ src, out string }
 }
 
 func newRenderer(width int, style string) *renderer {
@@ -95,7 +97,17 @@ func (r *renderer) markdown(text string, live bool) string {
 	if len(blocks) == 0 {
 		return r.done.out
 	}
-	return joinRendered(r.done.out, r.block(markdown.HoldBack(blocks[len(blocks)-1])))
+	return joinRendered(r.done.out, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
+}
+
+// liveBlock renders the trailing block of a streaming answer. It keeps its
+// last rendering only, not in the cache: the block grows at every draw,
+// and each of its versions would stay there.
+func (r *renderer) liveBlock(text string) string {
+	if text != r.live.src {
+		r.live.src, r.live.out = text, r.render(plainOpenFence(text))
+	}
+	return r.live.out
 }
 
 // joinRendered joins two rendered pieces with a blank line.
@@ -111,23 +123,28 @@ func joinRendered(a, b string) string {
 
 // block renders one block of markdown, or returns it from the cache.
 func (r *renderer) block(text string) string {
-	if strings.TrimSpace(text) == "" {
-		return ""
-	}
 	if out, ok := r.cache[text]; ok {
 		return out
 	}
-	out := text
-	if r.md != nil {
-		if s, err := r.md.Render(text); err == nil {
-			out = strings.Trim(s, "\n")
-		}
-	}
+	out := r.render(text)
 	if len(r.cache) > 4096 {
 		clear(r.cache)
 	}
 	r.cache[text] = out
 	return out
+}
+
+// render renders one block of markdown.
+func (r *renderer) render(text string) string {
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	if r.md != nil {
+		if s, err := r.md.Render(text); err == nil {
+			return strings.Trim(s, "\n")
+		}
+	}
+	return text
 }
 
 // splitBlocks cuts markdown at blank lines that are not inside a fenced
@@ -139,17 +156,11 @@ func splitBlocks(text string) []string {
 	pos := 0
 	for line := range strings.Lines(text) {
 		t := strings.TrimSpace(line)
-		switch {
-		case fence != "":
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				fence = ""
-			}
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
-			fence = t[:3]
-		case t == "" && pos > start:
+		if fence == "" && t == "" && pos > start {
 			out = append(out, text[start:pos])
 			start = pos + len(line)
 		}
+		fence = nextFence(fence, t)
 		pos += len(line)
 	}
 	if start < len(text) {
@@ -165,22 +176,57 @@ func finishedBlocks(text string) (done, rest string) {
 	cut, fence, pos, content := 0, "", 0, false
 	for line := range strings.Lines(text) {
 		t := strings.TrimSpace(line)
-		switch {
-		case fence != "":
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				fence = ""
-			}
-		case t == "" && strings.HasSuffix(line, "\n"):
-			if content {
-				cut = pos + len(line)
-			}
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
-			fence = t[:3]
+		if fence == "" && t == "" && strings.HasSuffix(line, "\n") && content {
+			cut = pos + len(line)
 		}
+		fence = nextFence(fence, t)
 		content = content || t != ""
 		pos += len(line)
 	}
 	return text[:cut], text[cut:]
+}
+
+// nextFence returns the code fence open after a line (t, trimmed) when
+// fence was open before it ("" outside a fenced code block).
+func nextFence(fence, t string) string {
+	switch {
+	case fence != "":
+		if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+			return ""
+		}
+		return fence
+	case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		return t[:3]
+	}
+	return ""
+}
+
+// plainOpenFence returns block, the trailing block of an answer still
+// being written, with the language of a code fence it leaves open past
+// markdown.LiveHighlightMax bytes of code replaced by "text": glamour then
+// shows the code plain instead of highlighting it anew at every draw,
+// which cost the square of its length (the page's rule,
+// markdown.RenderLiveBlocks). The fence's closing, or the answer's end,
+// brings the colours.
+func plainOpenFence(block string) string {
+	fence, open, pos := "", 0, 0
+	for line := range strings.Lines(block) {
+		t := strings.TrimSpace(line)
+		if fence == "" {
+			open = pos
+		}
+		fence = nextFence(fence, t)
+		pos += len(line)
+	}
+	nl := strings.IndexByte(block[open:], '\n')
+	if fence == "" || nl < 0 || len(block)-(open+nl+1) <= markdown.LiveHighlightMax {
+		return block
+	}
+	line := block[open : open+nl]
+	info := strings.TrimLeft(line[strings.Index(line, fence):], fence[:1]) // the language and what follows it
+	// "text": without a language, chroma would try every lexer on the code
+	// to guess one.
+	return block[:open] + strings.TrimSuffix(line, info) + "text" + block[open+nl:]
 }
 
 // turnView is what the renderer needs of a turn besides its state.

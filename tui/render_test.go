@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -96,6 +97,26 @@ func TestFinishedBlocks(t *testing.T) {
 		done, rest := finishedBlocks(tt.in)
 		if done != tt.done || done+rest != tt.in {
 			t.Errorf("finishedBlocks(%q) = %q, %q; want done %q", tt.in, done, rest, tt.done)
+		}
+	}
+}
+
+// TestPlainOpenFence: the trailing block's code fence left open gets the
+// language "text" only past markdown.LiveHighlightMax bytes of code;
+// a closed fence, a short one and text without one are left as they are.
+func TestPlainOpenFence(t *testing.T) {
+	long := strings.Repeat("x := 1 // code\n", markdown.LiveHighlightMax/15+1)
+	for _, tt := range []struct{ name, in, want string }{
+		{"no fence", "Some text.\nMore.", "Some text.\nMore."},
+		{"short and open", "```go\nx := 1\n", "```go\nx := 1\n"},
+		{"long and open", "```go\n" + long, "```text\n" + long},
+		{"long, open, after text", "Here:\n  ````go title\n" + long, "Here:\n  ````text\n" + long},
+		{"long and open, tildes", "~~~python\n" + long, "~~~text\n" + long},
+		{"long and closed", "```go\n" + long + "```\n", "```go\n" + long + "```\n"},
+		{"a closed fence, then a long open one", "```sh\nls\n```\n```go\n" + long, "```sh\nls\n```\n```text\n" + long},
+	} {
+		if got := plainOpenFence(tt.in); got != tt.want {
+			t.Errorf("%s: got %.60q…, want %.60q…", tt.name, got, tt.want)
 		}
 	}
 }
