@@ -63,7 +63,7 @@ func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSpl
 		pc.AddReference(ref)
 	}
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
-	if code, ok := doc.LastChild().(*ast.FencedCodeBlock); ok && live && openLongFence(code, src) {
+	if code, ok := doc.LastChild().(*ast.FencedCodeBlock); live && ok && openLongFence(code, src) {
 		code.SetAttributeString(plainCode, true)
 	}
 	var blocks []TopBlock

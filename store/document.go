@@ -88,8 +88,7 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		return nil, dbErr("searching documents", "query", err)
 	}
 	var lexemes []string
-	var versions []string
-	var missing []string
+	var missing []string // the hits whose bodies docs lacks
 	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.DocumentHit, error) {
 		var h toolmark.DocumentHit
 		var rank float32
@@ -101,14 +100,11 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		h.Rank = float64(rank)
 		if long != nil {
 			h.Snippet = strings.Join(strings.Fields(*long), " ")
-			version = ""
 		} else if d := db.docs.get(h.ID, version); d != nil {
 			h.Snippet = headlineOf(d.body, d.words, lexemes)
-			version = ""
 		} else {
 			missing = append(missing, h.ID)
 		}
-		versions = append(versions, version) // "" once the hit has its snippet
 		return h, nil
 	})
 	if err != nil {
@@ -119,8 +115,8 @@ func (db *DB) SearchDocuments(ctx context.Context, query string, limit int) ([]t
 		if err != nil {
 			return nil, err
 		}
-		for i, h := range hits {
-			if d := read[h.ID]; d != nil && versions[i] != "" {
+		for i := range hits {
+			if d := read[hits[i].ID]; d != nil { // a hit's id is unique in the search
 				hits[i].Snippet = headlineOf(d.body, d.words, lexemes)
 			}
 		}

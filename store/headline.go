@@ -28,17 +28,12 @@ const (
 	headlineMaxBody = 64 << 10
 )
 
-// headline returns the snippet of a search hit: about headlineWords words
-// of body around its densest cluster of the query's words, on one line,
-// the matched words set in « and », with "…" where the body was cut.
-// lexemes are the query's words as PostgreSQL's english configuration
-// makes them (lowercased and stemmed). A body without a match (a hit by
-// its title) gives its first words.
-func headline(body string, lexemes []string) string {
-	return headlineOf(body, splitWords(body), lexemes)
-}
-
-// headlineOf is headline of a body split into words already.
+// headlineOf returns the snippet of a search hit: about headlineWords
+// words of body (split into words, splitWords) around its densest cluster
+// of the query's words, on one line, the matched words set in « and »,
+// with "…" where the body was cut. lexemes are the query's words as
+// PostgreSQL's english configuration makes them (lowercased and stemmed).
+// A body without a match (a hit by its title) gives its first words.
 func headlineOf(body string, words []span, lexemes []string) string {
 	if len(words) == 0 {
 		return ""

@@ -10,6 +10,11 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
+// headline is headlineOf of a body not split yet.
+func headline(body string, lexemes []string) string {
+	return headlineOf(body, splitWords(body), lexemes)
+}
+
 func TestHeadline(t *testing.T) {
 	long := strings.Repeat("Water boils and salt goes in. ", 20)
 	tests := []struct {

@@ -150,16 +150,13 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 		c.Stage = StageStreaming
 		if data.Accumulated != "" {
 			c.ArgsText = data.Accumulated
-			delete(s.args, c.ID)
 		} else {
 			s.appendArgs(c, data.Chunk)
 		}
 	case toolmark.EventToolCallRunning:
 		c.Stage = StageRunning
-		delete(s.args, c.ID)
 	case toolmark.EventToolCallSuccess, toolmark.EventToolCallError:
 		c.Stage = StageEnd
-		delete(s.args, c.ID)
 		t := at
 		c.FinishedAt = &t
 		c.Result, c.Error = data.Result, data.Error
@@ -185,7 +182,10 @@ func (s *State) applyCall(typ toolmark.EventType, data toolmark.ToolCallData, ta
 // (a 64 KB argument in 8-byte chunks copied 290 MB). A view handed out
 // before stays as it was: a builder never changes what it wrote. And as
 // the previous view shares the new one's bytes, a reader comparing the two
-// (strings.HasPrefix) finds them equal by their address.
+// (strings.HasPrefix) finds them equal by their address. When ArgsText is
+// not the builder's view (an accumulated delta replaced it), the builder
+// starts again from it; while it is, comparing them costs nothing (same
+// bytes, same address).
 func (s *State) appendArgs(c *Call, chunk string) {
 	b := s.args[c.ID]
 	if b == nil {
@@ -193,8 +193,11 @@ func (s *State) appendArgs(c *Call, chunk string) {
 			s.args = map[string]*strings.Builder{}
 		}
 		b = &strings.Builder{}
-		b.WriteString(c.ArgsText)
 		s.args[c.ID] = b
+	}
+	if b.String() != c.ArgsText {
+		b.Reset()
+		b.WriteString(c.ArgsText)
 	}
 	b.WriteString(chunk)
 	c.ArgsText = b.String()

@@ -65,8 +65,8 @@ type State struct {
 
 	usage toolmark.Usage // tokens so far (usage events)
 
-	// args are the streamed arguments of the calls whose deltas carry
-	// chunks alone, by call id, until the call runs (see appendArgs).
+	// args are the streamed arguments of the calls whose deltas carried
+	// chunks alone, by call id (see appendArgs).
 	args map[string]*strings.Builder
 
 	// changes since the last TakeChanges
