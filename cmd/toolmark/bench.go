@@ -86,24 +86,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchFlags are the values of toolmark bench's flags.
 type benchFlags struct {
-	server, token, dbURL   string
-	turns, conc, followers int
-	arrivals               string
-	rate                   float64
-	warmup                 time.Duration
-	render, capacity       bool
-	p99, window            time.Duration
-	capStart, capMax       int
-	question               string
-	demo                   bench.Demo
-	maxTurns               int
-	settle                 time.Duration
-	sweep, table, plot     string
-	idle                   bool
-	streams, idleTurns     int
-	asJSON                 bool
-	serverLog              string
-	timeout                time.Duration
+	server, token, dbURL        string
+	turns, conc, followers      int
+	arrivals                    string
+	rate                        float64
+	warmup                      time.Duration
+	render, capacity            bool
+	p99, window                 time.Duration
+	capStart, capMax, capRepeat int
+	question                    string
+	demo                        bench.Demo
+	maxTurns                    int
+	settle                      time.Duration
+	sweep, table, plot          string
+	idle                        bool
+	streams, idleTurns          int
+	asJSON                      bool
+	serverLog                   string
+	timeout                     time.Duration
 }
 
 // bindBenchFlags defines toolmark bench's flags on fs.
@@ -124,6 +124,7 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	fs.DurationVar(&f.window, "window", 20*time.Second, "with --find-capacity: how long turns arrive in each step")
 	fs.IntVar(&f.capStart, "capacity-start", 50, "with --find-capacity: turns in flight of the first step (doubled while under the target)")
 	fs.IntVar(&f.capMax, "capacity-max", 4000, "with --find-capacity: the most turns in flight to try")
+	fs.IntVar(&f.capRepeat, "capacity-repeat", 3, "with --find-capacity: the most runs of a step whose p99 is near the target (the majority decides; 1: one run a step)")
 	fs.StringVar(&f.question, "question", bench.DefaultQuestion, "the message of every turn")
 	fs.DurationVar(&f.demo.Delay, "demo-delay", 20*time.Millisecond, "started server: pause between the demo model's streamed chunks (0: none)")
 	fs.IntVar(&f.demo.Tools, "demo-tools", 0, "started server: tool calls per turn (0: planned from the question, -1: none)")
@@ -165,7 +166,7 @@ func (f *benchFlags) check(set map[string]bool) error {
 	if (set["rate"] || set["warmup"]) && f.arrivals != bench.ArrivalsPoisson {
 		return errors.New("--rate and --warmup go with --arrivals poisson")
 	}
-	for _, name := range []string{"p99", "window", "capacity-start", "capacity-max"} {
+	for _, name := range []string{"p99", "window", "capacity-start", "capacity-max", "capacity-repeat"} {
 		if set[name] && !f.capacity {
 			return fmt.Errorf("--%s goes with --find-capacity", name)
 		}
@@ -207,7 +208,7 @@ func (f *benchFlags) mode(steps []int) benchMode {
 		steps: steps, table: f.table, plot: f.plot,
 		load: bench.Load{Turns: f.turns, Concurrency: f.conc, Followers: f.followers,
 			Arrivals: f.arrivals, Rate: f.rate, Warmup: f.warmup, Render: f.render},
-		capacity: capacityFlag(f.capacity, bench.CapacityLoad{Target: f.p99, Window: f.window, Followers: f.followers, Start: f.capStart, Max: f.capMax}),
+		capacity: capacityFlag(f.capacity, bench.CapacityLoad{Target: f.p99, Window: f.window, Followers: f.followers, Start: f.capStart, Max: f.capMax, Repeat: f.capRepeat}),
 	}
 }
 

@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +26,13 @@ type CapacityLoad struct {
 	// that passes doubles it, up to Max (default 4000); then Refine steps
 	// (default 3) bisect between the last pass and the first failure.
 	Start, Max, Refine int
+	// Repeat is the most runs of a step (default 1). A step's p99 varies
+	// from one run to the next at the same load (by a fifth on a small
+	// machine), so a step whose first run is near the target (within half
+	// to twice it) is run again, and passes when most of its runs do: its
+	// runs stop once the majority is known (two that agree of three), and
+	// the run with the median p99 stands for it.
+	Repeat int
 }
 
 func (c CapacityLoad) check() (CapacityLoad, error) {
@@ -42,24 +51,86 @@ func (c CapacityLoad) check() (CapacityLoad, error) {
 	if c.Refine == 0 {
 		c.Refine = 3
 	}
+	if c.Repeat == 0 {
+		c.Repeat = 1
+	}
 	if c.Target < 0 || c.Window < time.Second || c.Start < 1 || c.Max < c.Start || c.Refine < 0 || c.Followers < 0 {
 		return c, errors.New("a capacity search needs a positive target, a window of at least 1 s and 1 ≤ start ≤ max")
+	}
+	if c.Repeat < 1 || c.Repeat > 9 {
+		return c, errors.New("a capacity search runs each step 1 to 9 times")
 	}
 	return c, nil
 }
 
-// CapacityReport is what a capacity search found: every step run, in the
-// order run, and the best one that passed.
+// CapacityReport is what a capacity search found: every run, in the order
+// run, the steps they made up, and the best step that passed.
 type CapacityReport struct {
 	Target   Duration  `json:"targetP99Ms"`
 	Unloaded Duration  `json:"unloadedTurnMs"` // the turn alone, which sets each step's rate
-	Steps    []*Report `json:"steps"`
-	// Best is the step with the most turns in flight whose delivery p99
-	// stayed under the target with no failure, gap or duplicate; nil when
-	// none did.
+	Steps    []*Report `json:"steps"`          // every run
+	// Searched are the steps: the runs of each concurrency tried and what
+	// they decided.
+	Searched []CapacityStep `json:"searched"`
+	// Best is the run standing for the passing step with the most turns in
+	// flight; nil when no step passed.
 	Best *Report `json:"best,omitempty"`
 	// Capacity is Best's mean number of turns in flight.
 	Capacity float64 `json:"capacity"`
+}
+
+// CapacityStep is one concurrency of a capacity search and its runs.
+type CapacityStep struct {
+	Concurrency int    `json:"concurrency"` // turns in flight asked for (the rate is this ÷ the unloaded turn)
+	Runs        []int  `json:"runs"`        // indexes in CapacityReport.Steps
+	Passed      []bool `json:"passed"`      // each run: under the target, nothing failed
+	Pass        bool   `json:"pass"`        // most runs passed
+	Median      int    `json:"median"`      // the index in Steps of the run with the median p99
+}
+
+// runPasses reports whether r kept delivery p99 under target with nothing
+// failed, lost or repeated.
+func runPasses(r *Report, err error, target time.Duration) bool {
+	return err == nil && len(r.Problems()) == 0 && r.Delivery.N > 0 && r.Delivery.P99 <= target
+}
+
+// clearly reports whether a step's first run settles it alone: its p99 at
+// most half the target or over twice it, or something failed. Only runs
+// near the target are repeated.
+func clearly(r *Report, err error, target time.Duration) bool {
+	if err != nil || len(r.Problems()) > 0 || r.Delivery.N == 0 {
+		return true
+	}
+	p99 := time.Duration(r.Delivery.P99)
+	return p99 <= target/2 || p99 > 2*target
+}
+
+// decided reports whether the outcomes of a step's runs so far settle it
+// among at most repeat runs, and how: a majority of repeat passing or
+// failing.
+func decided(passed []bool, repeat int) (done, pass bool) {
+	yes := 0
+	for _, p := range passed {
+		if p {
+			yes++
+		}
+	}
+	need := repeat/2 + 1
+	switch {
+	case yes >= need:
+		return true, true
+	case len(passed)-yes >= need || len(passed) >= repeat:
+		return true, false // with an even repeat, a tie fails
+	}
+	return false, false
+}
+
+// medianRun returns which of runs (indexes in steps) has the median
+// delivery p99, the higher of the two middle ones for an even count.
+func medianRun(steps []*Report, runs []int) int {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(steps[a].Delivery.P99, steps[b].Delivery.P99) })
+	return sorted[len(sorted)/2]
 }
 
 // FindCapacity searches for the highest steady concurrency whose live
@@ -67,8 +138,9 @@ type CapacityReport struct {
 // concurrency n runs turns arriving at n ÷ the unloaded turn's duration
 // per second for c.Window, leaving out of its latencies the turns that
 // arrive in the first unloaded-turn duration (at most a quarter of the
-// window), while the number in flight rises. A step passes when its p99 is under the target and nothing
-// failed.
+// window), while the number in flight rises. A run passes when its p99 is
+// under the target and nothing failed; a step of up to c.Repeat runs passes
+// when most of its runs do.
 func (b *Bench) FindCapacity(ctx context.Context, c CapacityLoad) (*CapacityReport, error) {
 	c, err := c.check()
 	if err != nil {
@@ -85,18 +157,32 @@ func (b *Bench) FindCapacity(ctx context.Context, c CapacityLoad) (*CapacityRepo
 	step := func(n int) (bool, error) {
 		rate := float64(n) / unloaded.Seconds()
 		turns := max(int(math.Ceil(rate*(c.Window.Seconds()))), 1)
-		b.out.say("capacity step %d: %d turns in flight (%.3g turns/s for %v, %d turns)", len(rep.Steps)+1, n, rate, c.Window, turns)
-		r, err := b.Run(ctx, Load{Turns: turns, Followers: c.Followers, Arrivals: ArrivalsPoisson, Rate: rate, Warmup: min(unloaded, c.Window/4)})
-		if r == nil {
-			return false, err
+		s := CapacityStep{Concurrency: n}
+		for {
+			b.out.say("capacity step %d, run %d: %d turns in flight (%.3g turns/s for %v, %d turns)", len(rep.Searched)+1, len(s.Runs)+1, n, rate, c.Window, turns)
+			r, err := b.Run(ctx, Load{Turns: turns, Followers: c.Followers, Arrivals: ArrivalsPoisson, Rate: rate, Warmup: min(unloaded, c.Window/4)})
+			if r == nil {
+				return false, err
+			}
+			ok := runPasses(r, err, c.Target)
+			s.Runs, s.Passed = append(s.Runs, len(rep.Steps)), append(s.Passed, ok)
+			rep.Steps = append(rep.Steps, r)
+			b.out.say("capacity step %d, run %d: %.0f in flight, delivery p99 %s: %s", len(rep.Searched)+1, len(s.Runs), r.InFlight, fmtDur(r.Delivery.P99), map[bool]string{true: "under the target", false: "over"}[ok])
+			if len(s.Runs) == 1 && clearly(r, err, c.Target) {
+				s.Pass = ok
+				break
+			}
+			if done, pass := decided(s.Passed, c.Repeat); done {
+				s.Pass = pass
+				break
+			}
 		}
-		rep.Steps = append(rep.Steps, r)
-		ok := err == nil && len(r.Problems()) == 0 && r.Delivery.N > 0 && r.Delivery.P99 <= c.Target
-		b.out.say("capacity step %d: %.0f in flight, delivery p99 %s: %s", len(rep.Steps), r.InFlight, fmtDur(r.Delivery.P99), map[bool]string{true: "under the target", false: "over"}[ok])
-		if ok && (rep.Best == nil || r.InFlight > rep.Best.InFlight) {
+		s.Median = medianRun(rep.Steps, s.Runs)
+		rep.Searched = append(rep.Searched, s)
+		if r := rep.Steps[s.Median]; s.Pass && (rep.Best == nil || r.InFlight > rep.Best.InFlight) {
 			rep.Best, rep.Capacity = r, r.InFlight
 		}
-		return ok, nil
+		return s.Pass, nil
 	}
 	for n := c.Start; ; n *= 2 {
 		n = min(n, c.Max)
@@ -140,7 +226,17 @@ func (c *CapacityReport) Problems() []string {
 	return nil
 }
 
-// WriteText writes each step's line and the capacity found.
+// bestStep returns the step Best stands for.
+func (c *CapacityReport) bestStep() *CapacityStep {
+	for i, s := range c.Searched {
+		if c.Best != nil && c.Steps[s.Median] == c.Best {
+			return &c.Searched[i]
+		}
+	}
+	return nil
+}
+
+// WriteText writes each run's line and the capacity found.
 func (c *CapacityReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "capacity search: live delivery p99 ≤ %s, Poisson arrivals of a turn that takes %s alone\n\n",
@@ -153,6 +249,13 @@ func (c *CapacityReport) WriteText(w io.Writer) error {
 		r := c.Best
 		fmt.Fprintf(&b, "capacity: %.0f turns in flight (%.3g turns/s): delivery p50 %s, p99 %s; first event p99 %s",
 			c.Capacity, r.Rate, fmtDur(r.Delivery.P50), fmtDur(r.Delivery.P99), fmtDur(r.FirstEvent.P99))
+		if s := c.bestStep(); s != nil && len(s.Runs) > 1 {
+			p99s := make([]string, len(s.Runs))
+			for i, k := range s.Runs {
+				p99s[i] = fmtDur(c.Steps[k].Delivery.P99)
+			}
+			fmt.Fprintf(&b, " (the median of %d runs, p99 %s)", len(s.Runs), strings.Join(p99s, ", "))
+		}
 		if s := r.ServerCost; s != nil {
 			fmt.Fprintf(&b, "; server CPU %s per turn", fmtDur(time.Duration(s.CPUPerTurn)))
 		}
@@ -165,25 +268,33 @@ func (c *CapacityReport) WriteText(w io.Writer) error {
 	return err
 }
 
-// Table returns the steps as a Markdown table.
+// Table returns the runs as a Markdown table, by step: a step's runs share
+// its number, and the run standing for a step of several is marked with *.
 func (c *CapacityReport) Table() string {
 	var b strings.Builder
-	b.WriteString("| turns in flight | turns/s | delivery p50 | p99 | first event p50 | p99 | failed / gaps / dups | server CPU / turn | PostgreSQL CPU / turn | tx / turn |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range c.Steps {
-		cpu, pg, tx := "n/a", "n/a", "n/a"
-		if s := r.ServerCost; s != nil {
-			cpu = fmtDur(time.Duration(s.CPUPerTurn))
-		}
-		if p := r.Postgres; p != nil {
-			tx = fmt.Sprintf("%.1f", p.XactsPerTurn)
-			if p.CPU > 0 {
-				pg = fmtDur(time.Duration(p.CPUPerTurn))
+	b.WriteString("| step | turns in flight | turns/s | delivery p50 | p99 | first event p50 | p99 | failed / gaps / dups | server CPU / turn | PostgreSQL CPU / turn | tx / turn |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for k, s := range c.Searched {
+		for _, i := range s.Runs {
+			r := c.Steps[i]
+			cpu, pg, tx := "n/a", "n/a", "n/a"
+			if s := r.ServerCost; s != nil {
+				cpu = fmtDur(time.Duration(s.CPUPerTurn))
 			}
+			if p := r.Postgres; p != nil {
+				tx = fmt.Sprintf("%.1f", p.XactsPerTurn)
+				if p.CPU > 0 {
+					pg = fmtDur(time.Duration(p.CPUPerTurn))
+				}
+			}
+			mark := ""
+			if len(s.Runs) > 1 && i == s.Median {
+				mark = "*"
+			}
+			fmt.Fprintf(&b, "| %d%s | %.0f | %.3g | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s |\n",
+				k+1, mark, r.InFlight, r.Rate, fmtDur(r.Delivery.P50), fmtDur(r.Delivery.P99), fmtDur(r.FirstEvent.P50), fmtDur(r.FirstEvent.P99),
+				r.Failed, r.Gaps, r.Duplicates, cpu, pg, tx)
 		}
-		fmt.Fprintf(&b, "| %.0f | %.3g | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s |\n",
-			r.InFlight, r.Rate, fmtDur(r.Delivery.P50), fmtDur(r.Delivery.P99), fmtDur(r.FirstEvent.P50), fmtDur(r.FirstEvent.P99),
-			r.Failed, r.Gaps, r.Duplicates, cpu, pg, tx)
 	}
 	return b.String()
 }

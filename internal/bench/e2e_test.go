@@ -168,17 +168,42 @@ func TestBenchEndToEnd(t *testing.T) {
 	t.Run("capacity", func(t *testing.T) {
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
 		// A target no run can miss and one none can meet bound the search.
-		c, err := b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Hour, Window: 2 * time.Second, Start: 2, Max: 4})
+		// Repeat 3: a step whose first run is far from the target (here
+		// far under it) is not run again.
+		c, err := b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Hour, Window: 2 * time.Second, Start: 2, Max: 4, Repeat: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Both steps meet the target; the best is the one that had the
 		// more turns in flight as measured, which with Poisson arrivals
 		// over 2 s need not be the one that asked for more.
-		if len(c.Steps) != 2 || c.Best == nil || c.Capacity <= 0 || len(c.Problems()) > 0 {
-			t.Errorf("steps %d, best %v, capacity %v, problems %v", len(c.Steps), c.Best, c.Capacity, c.Problems())
+		if len(c.Steps) != 2 || len(c.Searched) != 2 || c.Best == nil || c.Capacity <= 0 || len(c.Problems()) > 0 {
+			t.Errorf("runs %d, steps %d, best %v, capacity %v, problems %v", len(c.Steps), len(c.Searched), c.Best, c.Capacity, c.Problems())
 		} else if most := max(c.Steps[0].InFlight, c.Steps[1].InFlight); c.Best.InFlight != most || c.Capacity != most {
 			t.Errorf("best in flight %v, capacity %v; want the steps' most, %v", c.Best.InFlight, c.Capacity, most)
+		} else if s := c.Searched; s[0].Concurrency != 2 || s[1].Concurrency != 4 || !s[0].Pass || !s[1].Pass || len(s[0].Runs) != 1 || len(s[1].Runs) != 1 {
+			t.Errorf("steps %+v: want 2 and 4 turns in flight, one passing run each", s)
+		}
+		// A target between half and twice what a run measures is near
+		// enough to run the step again: each step then has two or three
+		// runs, which agree or not, and stands by the median one.
+		target := time.Duration(c.Steps[0].Delivery.P99)
+		c, err = b.FindCapacity(ctx, bench.CapacityLoad{Target: target, Window: 2 * time.Second, Start: 2, Max: 2, Repeat: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Searched) == 0 {
+			t.Fatal("no step")
+		}
+		s := c.Searched[0] // a failing step 2 is followed by a step of 1
+		for _, i := range s.Runs {
+			t.Logf("target %v: run %d, p99 %v", target, i, c.Steps[i].Delivery.P99)
+		}
+		if p99 := time.Duration(c.Steps[0].Delivery.P99); p99 > target/2 && p99 <= 2*target && (len(s.Runs) < 2 || len(s.Runs) > 3) {
+			t.Errorf("first run's p99 %v near the target %v, but the step had %d runs", p99, target, len(s.Runs))
+		}
+		if s.Pass && c.Best != c.Steps[s.Median] {
+			t.Errorf("step %+v, best %v: the best is the median run of the passing step", s, c.Best)
 		}
 		c, err = b.FindCapacity(ctx, bench.CapacityLoad{Target: time.Nanosecond, Window: 2 * time.Second, Start: 2, Max: 4})
 		if err != nil {
