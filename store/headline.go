@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"unicode"
@@ -39,7 +40,7 @@ func headlineOf(body string, words []span, lexemes []string) string {
 		return ""
 	}
 	match := matchWords(body, words, lexemes)
-	start, end := bestWindow(len(words), match)
+	start, end := bestWindow(len(words), match, len(lexemes))
 	var b strings.Builder
 	b.Grow(int(words[end-1].end-words[start].start) + 16)
 	if start > 0 {
@@ -58,7 +59,7 @@ func headlineOf(body string, words []span, lexemes []string) string {
 	b.WriteString(lead)
 	for i := start; i < end; i++ {
 		w := words[i]
-		if match[i] != "" {
+		if match[i] != 0 {
 			b.WriteString("«")
 			b.WriteString(body[w.start:w.end])
 			b.WriteString("»")
@@ -145,18 +146,21 @@ func asciiAlnum(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
 }
 
-// matchWords returns, per word, the lexeme it matches or "". Only words
-// whose first letter starts some lexeme are stemmed: the English stemmer
-// changes a word's ending, never its first letter.
-func matchWords(body string, words []span, lexemes []string) []string {
-	match := make([]string, len(words))
-	set := make(map[string]string, len(lexemes))
+// matchWords returns, per word, the lexeme it matches as its number in
+// lexemes plus one, or 0 (a byte or two a word, not a string's sixteen).
+// Only words whose first letter starts some lexeme are stemmed: the English
+// stemmer changes a word's ending, never its first letter.
+func matchWords(body string, words []span, lexemes []string) []uint16 {
+	match := make([]uint16, len(words))
+	set := make(map[string]uint16, len(lexemes))
 	first := make(map[rune]bool, len(lexemes))
-	for _, l := range lexemes {
-		if l == "" {
+	for i, l := range lexemes {
+		if l == "" || i >= math.MaxUint16 {
 			continue
 		}
-		set[l] = l
+		if _, dup := set[l]; !dup {
+			set[l] = uint16(i + 1)
+		}
 		r, _ := utf8.DecodeRuneInString(l)
 		first[r] = true
 	}
@@ -214,12 +218,12 @@ func stem(w string) string {
 // of headlineWords words that start headlineLead words before a match, the
 // one with the most distinct lexemes, then the most matches, then the
 // earliest; the first words when nothing matches.
-func bestWindow(n int, match []string) (start, end int) {
+func bestWindow(n int, match []uint16, lexemes int) (start, end int) {
 	width := min(headlineWords, n)
 	bestDistinct, bestCount, last := 0, 0, -1
-	seen := map[string]bool{}
+	seen := make([]int, min(lexemes, math.MaxUint16)+1) // per lexeme, the window (its first word + 1) that last counted it
 	for i, m := range match {
-		if m == "" {
+		if m == 0 {
 			continue
 		}
 		s := min(max(0, i-headlineLead), n-width)
@@ -227,16 +231,19 @@ func bestWindow(n int, match []string) (start, end int) {
 			continue
 		}
 		last = s
-		clear(seen)
-		count := 0
+		distinct, count := 0, 0
 		for _, m := range match[s : s+width] {
-			if m != "" {
-				seen[m] = true
-				count++
+			if m == 0 {
+				continue
 			}
+			if seen[m] != s+1 {
+				seen[m] = s + 1
+				distinct++
+			}
+			count++
 		}
-		if len(seen) > bestDistinct || len(seen) == bestDistinct && count > bestCount {
-			start, bestDistinct, bestCount = s, len(seen), count
+		if distinct > bestDistinct || distinct == bestDistinct && count > bestCount {
+			start, bestDistinct, bestCount = s, distinct, count
 		}
 	}
 	return start, start + width

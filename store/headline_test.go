@@ -32,6 +32,8 @@ func TestHeadline(t *testing.T) {
 			"Water boils and salt goes in. Water boils and salt goes in. Water boils and salt goes in. …"},
 		{"the window with both words", "Heap pages. " + long + "Pages of the heap hold rows; heap pages fill.", []string{"heap", "page"},
 			"… salt goes in. Water boils and salt goes in. «Pages» of the «heap» hold rows; «heap» «pages» fill."},
+		{"distinct words outrank repeats", "Heap heap heap heap. " + long + "Heap pages.", []string{"heap", "page"},
+			"… and salt goes in. Water boils and salt goes in. Water boils and salt goes in. «Heap» «pages»."},
 		{"ties go to the earliest", "Heap pages. " + long + "Pages of the heap.", []string{"heap", "page"},
 			"«Heap» «pages». Water boils and salt goes in. Water boils and salt goes in. Water boils and salt …"},
 		{"words with digits are not stemmed", "Version v2s and v2 and 2024.", []string{"v2", "2024"},
