@@ -31,7 +31,7 @@ type CapacityLoad struct {
 	// machine), so a step whose first run is near the target (within half
 	// to twice it) is run again, and passes when most of its runs do: its
 	// runs stop once the majority is known (two that agree of three), and
-	// the run with the median p99 stands for it.
+	// of the runs that decided it, the one with the median p99 stands for it.
 	Repeat int
 }
 
@@ -85,7 +85,7 @@ type CapacityStep struct {
 	Runs        []int  `json:"runs"`        // indexes in CapacityReport.Steps
 	Passed      []bool `json:"passed"`      // each run: under the target, nothing failed
 	Pass        bool   `json:"pass"`        // most runs passed
-	Median      int    `json:"median"`      // the index in Steps of the run with the median p99
+	Median      int    `json:"median"`      // the index in Steps of the run with the median p99 among those that decided the step
 }
 
 // runPasses reports whether r kept delivery p99 under target with nothing
@@ -177,7 +177,13 @@ func (b *Bench) FindCapacity(ctx context.Context, c CapacityLoad) (*CapacityRepo
 				break
 			}
 		}
-		s.Median = medianRun(rep.Steps, s.Runs)
+		agree := make([]int, 0, len(s.Runs)) // the runs that decided it
+		for i, k := range s.Runs {
+			if s.Passed[i] == s.Pass {
+				agree = append(agree, k)
+			}
+		}
+		s.Median = medianRun(rep.Steps, agree)
 		rep.Searched = append(rep.Searched, s)
 		if r := rep.Steps[s.Median]; s.Pass && (rep.Best == nil || r.InFlight > rep.Best.InFlight) {
 			rep.Best, rep.Capacity = r, r.InFlight
