@@ -88,21 +88,24 @@ type CapacityStep struct {
 	Median      int    `json:"median"`      // the index in Steps of the run with the median p99 among those that decided the step
 }
 
-// runPasses reports whether r kept delivery p99 under target with nothing
-// failed, lost or repeated.
-func runPasses(r *Report, err error, target time.Duration) bool {
-	return err == nil && len(r.Problems()) == 0 && r.Delivery.N > 0 && r.Delivery.P99 <= target
+// runFailed reports whether r failed whatever its latency: an error, a
+// turn or stream failed, lost or repeated, or nothing delivered.
+func runFailed(r *Report, err error) bool {
+	return err != nil || len(r.Problems()) > 0 || r.Delivery.N == 0
 }
 
-// clearly reports whether a step's first run settles it alone: its p99 at
-// most half the target or over twice it, or something failed. Only runs
-// near the target are repeated.
+// runPasses reports whether r kept delivery p99 under target and did not
+// fail.
+func runPasses(r *Report, err error, target time.Duration) bool {
+	return !runFailed(r, err) && r.Delivery.P99 <= target
+}
+
+// clearly reports whether a step's first run settles it alone: it failed,
+// or its p99 is at most half the target or over twice it. Only runs near
+// the target are repeated.
 func clearly(r *Report, err error, target time.Duration) bool {
-	if err != nil || len(r.Problems()) > 0 || r.Delivery.N == 0 {
-		return true
-	}
 	p99 := time.Duration(r.Delivery.P99)
-	return p99 <= target/2 || p99 > 2*target
+	return runFailed(r, err) || p99 <= target/2 || p99 > 2*target
 }
 
 // decided reports whether the outcomes of a step's runs so far settle it
