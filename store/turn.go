@@ -128,7 +128,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select id from conversations where id = $1 and owner_id = $2
 			  and ($10 = '' or exists (select 1 from messages where id = $10 and conversation_id = $1 and role = 'user' and replaced_by is null))
 		), ids as (
-			select gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid from conv
+			select time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid from conv
 		), r as (
 			update messages set replaced_by = (select tid from ids)
 			where $10 <> '' and conversation_id = $1 and replaced_by is null
@@ -379,7 +379,7 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $10::text[])
 				with ordinality as i(conv, owner, content, key, qdata, qtime, title, ord)
 		), ok as (
-			select i.*, gen_random_uuid()::text as tid, gen_random_uuid()::text as umid, gen_random_uuid()::text as amid
+			select i.*, time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid
 			from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
 		), t as (
 			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
