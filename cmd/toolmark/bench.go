@@ -30,6 +30,8 @@ server from outside (PostgreSQL figures too when --database-url is given).
   toolmark bench --arrivals poisson --rate 100 --turns 3000
                                                    open loop: turns arrive at random, 100/s
   toolmark bench --find-capacity --p99 50ms        the most turns in flight with delivery p99 ≤ 50 ms
+  toolmark bench --history 300000 --arrivals poisson --rate 100 --turns 4000
+                                                   Poisson arrivals on a database of 300 000 earlier turns
   toolmark bench --render --turns 20 --demo-answer-bytes 12000
                                                    followers read rendered HTML, as the page does
   toolmark bench --idle --streams 10000            memory per idle follower
@@ -96,7 +98,7 @@ type benchFlags struct {
 	capStart, capMax, capRepeat int
 	question                    string
 	demo                        bench.Demo
-	maxTurns                    int
+	maxTurns, history           int
 	settle                      time.Duration
 	sweep, table, plot          string
 	idle                        bool
@@ -131,6 +133,7 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	fs.IntVar(&f.demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
 	fs.StringVar(&f.demo.AnswerShape, "demo-answer-shape", "", "started server: what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	fs.IntVar(&f.maxTurns, "max-turns", 100_000, "started server: --max-turns")
+	fs.IntVar(&f.history, "history", 0, "started server: finished turns written into the database before the first run, as an aged deployment holds (e.g. 300000)")
 	fs.DurationVar(&f.settle, "stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
 	fs.StringVar(&f.sweep, "sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
 	fs.StringVar(&f.table, "table", "", "with --sweep: also write the Markdown table to this file")
@@ -148,7 +151,7 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 // flags given.
 func (f *benchFlags) check(set map[string]bool) error {
 	if f.server != "" {
-		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle"} {
+		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle", "history"} {
 			if set[name] {
 				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
 			}
@@ -179,7 +182,7 @@ func (f *benchFlags) check(set map[string]bool) error {
 func (f *benchFlags) config(stderr io.Writer) (cfg bench.Config, closeLog func(), err error) {
 	cfg = bench.Config{
 		Server: strings.TrimRight(f.server, "/"), Token: f.token, DatabaseURL: f.dbURL, Demo: f.demo,
-		MaxTurns: f.maxTurns, Question: f.question, StatsSettle: f.settle,
+		MaxTurns: f.maxTurns, Question: f.question, StatsSettle: f.settle, History: f.history,
 		Progress: stderr, ProgressTTY: isTerminal(stderr),
 	}
 	if cfg.Server == "" {

@@ -56,6 +56,12 @@ type Config struct {
 	ProgressTTY bool
 	// ServerLog receives the started servers' logs; nil discards them.
 	ServerLog io.Writer
+	// History, when above 0, is how many finished turns the database holds
+	// before the first run, as one that has served a while does: the bench
+	// writes them once (HistoryOwner's, each turn in a conversation of its
+	// own with its messages and tool calls, not its events), once its first
+	// server has migrated the schema. Only with a server the bench starts.
+	History int
 }
 
 // Bench measures one server, or servers it starts.
@@ -66,6 +72,8 @@ type Bench struct {
 	dbURL string
 	stats *pgStats // nil without a database URL
 	out   *progress
+	// history is whether the history (Config.History) is written.
+	history bool
 }
 
 // Open prepares a bench: it starts an embedded PostgreSQL when it needs
@@ -73,6 +81,9 @@ type Bench struct {
 func Open(ctx context.Context, cfg Config) (*Bench, error) {
 	if cfg.Server == "" && len(cfg.Command) == 0 {
 		return nil, errors.New("no server to measure: give its URL or a command to start one")
+	}
+	if cfg.History > 0 && cfg.Server != "" {
+		return nil, errors.New("a history is written for a server the bench starts, not for a running one")
 	}
 	if cfg.Question == "" {
 		cfg.Question = DefaultQuestion
@@ -153,6 +164,13 @@ func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if b.cfg.History > 0 && !b.history {
+		if err := b.writeHistory(ctx, b.cfg.History); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		b.history = true
 	}
 	return &target{url: s.URL, server: s}, nil
 }

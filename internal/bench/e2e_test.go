@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/toolmark/toolmark/internal/bench"
 	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/internal/testserver"
@@ -233,6 +235,44 @@ func TestBenchEndToEnd(t *testing.T) {
 		// 300 open streams hold goroutines and buffers on the server.
 		if r.PerStream <= 0 {
 			t.Errorf("%.0f bytes per idle stream (RSS %d → %d), want more than 0", r.PerStream, r.RSSBefore, r.RSSAfter)
+		}
+	})
+
+	t.Run("history", func(t *testing.T) {
+		db := pgtest.URL(t) // a database of its own: the history stays in it
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: db, Demo: demo, History: 600, ServerLog: logTo(t)})
+		for run := range 2 { // written once, before the first run
+			r, err := b.Run(ctx, bench.Load{Turns: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Completed != 2 || len(r.Problems()) > 0 || r.History != 600 {
+				t.Errorf("run %d: completed %d, problems %v, history %d", run, r.Completed, r.Problems(), r.History)
+			}
+			var text bytes.Buffer
+			if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "a database of 600 earlier turns") {
+				t.Errorf("text (%v):\n%s", err, text.String())
+			}
+		}
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var turns, messages, calls, v7 int
+		err = conn.QueryRow(ctx, `
+			select count(*), sum((select count(*) from messages m where m.turn_id = t.id)),
+				sum((select count(*) from tool_calls c where c.turn_id = t.id)), count(*) filter (where substr(t.id, 15, 1) = '7')
+			from turns t join conversations c on c.id = t.conversation_id join users u on u.id = c.owner_id
+			where u.name = $1 and t.status = 'completed'`, bench.HistoryOwner).Scan(&turns, &messages, &calls, &v7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turns != 600 || messages != 1200 || calls != 1200 || v7 != 600 {
+			t.Errorf("history: %d turns, %d messages, %d tool calls, %d ids of version 7; want 600, 1200, 1200, 600", turns, messages, calls, v7)
+		}
+		if _, err := bench.Open(ctx, bench.Config{Server: "http://127.0.0.1:1", History: 10}); err == nil {
+			t.Error("a history for a running server: no error")
 		}
 	})
 

@@ -39,7 +39,8 @@ type Report struct {
 	Server        string `json:"server"`
 	StartedServer bool   `json:"startedServer"` // the bench started the server
 	Model         string `json:"model"`
-	Demo          *Demo  `json:"demo,omitempty"` // knobs of a started server
+	Demo          *Demo  `json:"demo,omitempty"`    // knobs of a started server
+	History       int    `json:"history,omitempty"` // finished turns the database held before the runs (Config.History)
 	Question      string `json:"question"`
 
 	Turns       int      `json:"turns"`
@@ -310,6 +311,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	shape := Load{Turns: r.Turns, Concurrency: r.Concurrency, Followers: r.Followers, Arrivals: r.Arrivals, Rate: r.Rate, Render: r.Render}.describe()
 	if r.Demo != nil {
 		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes, r.Demo.AnswerShape))
+	}
+	if r.History > 0 {
+		shape += fmt.Sprintf("; a database of %d earlier turns", r.History)
 	}
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])

@@ -137,6 +137,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	if t.server != nil {
 		d := b.cfg.Demo
 		rep.Demo = &d
+		rep.History = b.cfg.History
 	}
 	b.out.say("creating %d conversations", l.Turns+1)
 	convs, err := b.conversations(ctx, s, l.Turns+1)

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// HistoryOwner is the name of the user whose conversations hold the
+// history a bench writes (Config.History), apart from the bench's own.
+const HistoryOwner = "bench-history"
+
+// historyBatch is how many turns one statement of the history writes.
+const historyBatch = 25_000
+
+// historyAnswer is the content of a history turn's answer: about the size
+// of the demo's (1.4 KiB), with its two tool calls' tags.
+var historyAnswer = `<ToolCall type="search_documents" status="success" toolCallId="call_1"></ToolCall>` +
+	`<ToolCall type="todo_write" status="success" toolCallId="call_2"></ToolCall>` +
+	strings.Repeat("An earlier answer, as long as the demo's, with its sources and its steps. ", 17)
+
+// historySQL writes $2 finished turns of user $1, each in a conversation of
+// its own with its two messages and two tool calls: the rows a turn leaves
+// but for its events. The ids are made as the server makes them
+// (time_ordered_id, sql/011), so the indexes grow as a deployment's do.
+const historySQL = `
+	with g as materialized (
+		select time_ordered_id() as c, time_ordered_id() as t, time_ordered_id() as um, time_ordered_id() as am
+		from generate_series(1, $2)
+	), c as (
+		insert into conversations (id, owner_id, title) select c, $1, 'An earlier conversation' from g
+	), m as (
+		insert into messages (id, conversation_id, turn_id, role, content, status)
+		select um, c, t, 'user', $3, 'complete' from g
+		union all
+		select am, c, t, 'assistant', $4, 'complete' from g
+	), tc as (
+		insert into tool_calls (turn_id, id, name, arguments, status, result, started_at, finished_at)
+		select t, 'call_1', 'search_documents', '{"query":"resume cancellation"}'::json, 'success', $5, now(), now() from g
+		union all
+		select t, 'call_2', 'todo_write', '{"todos":[]}'::json, 'success', 'ok', now(), now() from g
+	)
+	insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, started_at, finished_at)
+	select t, c, um, am, 'completed', now(), now() from g`
+
+// writeHistory writes n finished turns into the bench's database (see
+// Config.History), then vacuums and analyzes the tables and ends with a
+// checkpoint, so that the first run starts on settled tables.
+func (b *Bench) writeHistory(ctx context.Context, n int) error {
+	pcfg, err := pgxpool.ParseConfig(b.dbURL)
+	if err != nil {
+		return fmt.Errorf("writing the history: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig)
+	if err != nil {
+		return fmt.Errorf("writing the history: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var owner string
+	if err := conn.QueryRow(ctx, `insert into users (name) values ($1)
+		on conflict (name) do update set name = excluded.name returning id`, HistoryOwner).Scan(&owner); err != nil {
+		return fmt.Errorf("writing the history: %w", err)
+	}
+	start := time.Now()
+	result := strings.Repeat(`{"source":"docs/resume.md","snippet":"…"}`, 8)
+	for done := 0; done < n; {
+		k := min(historyBatch, n-done)
+		if _, err := conn.Exec(ctx, historySQL, owner, k, b.cfg.Question, historyAnswer, result); err != nil {
+			return fmt.Errorf("writing the history: %w", err)
+		}
+		done += k
+		b.out.say("history: %d/%d earlier turns written, %s", done, n, time.Since(start).Round(time.Second))
+	}
+	b.out.say("history: vacuuming and analyzing, then a checkpoint")
+	for _, sql := range []string{"vacuum analyze", "checkpoint"} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("settling the history (%s): %w", sql, err)
+		}
+	}
+	return nil
+}
