@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // HistoryOwner is the name of the user whose conversations hold the
@@ -51,11 +48,7 @@ const historySQL = `
 // Config.History), then vacuums and analyzes the tables and ends with a
 // checkpoint, so that the first run starts on settled tables.
 func (b *Bench) writeHistory(ctx context.Context, n int) error {
-	pcfg, err := pgxpool.ParseConfig(b.dbURL)
-	if err != nil {
-		return fmt.Errorf("writing the history: %w", err)
-	}
-	conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig)
+	conn, err := b.stats.connect(ctx) // a started server's database always has its statistics read
 	if err != nil {
 		return fmt.Errorf("writing the history: %w", err)
 	}

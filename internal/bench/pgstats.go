@@ -80,19 +80,20 @@ func isLocal(host string) bool {
 // figures, a few per run.
 const ownXacts = 2
 
-// connect opens a connection for one reading, with the simple protocol.
+// connect opens a connection of its own, with the simple protocol: for one
+// reading of the statistics, or for writing the history (Config.History).
 func (p *pgStats) connect(ctx context.Context) (*pgx.Conn, error) {
 	// The server's URL may carry its pool's settings (pool_max_conns),
 	// which a single connection refuses: pgxpool takes them out.
 	pcfg, err := pgxpool.ParseConfig(p.url)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
 	}
 	cfg := pcfg.ConnConfig
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL for its statistics: %w", err)
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
 	}
 	return conn, nil
 }
