@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // HistoryOwner is the name of the user whose conversations hold the
@@ -14,16 +16,26 @@ const HistoryOwner = "bench-history"
 // historyBatch is how many turns one statement of the history writes.
 const historyBatch = 25_000
 
+// historyTool is the tool of a history turn's two calls: the one the demo
+// calls for the default question.
+const historyTool = "search_documents"
+
 // historyAnswer is the content of a history turn's answer: about the size
 // of the demo's (1.4 KiB), with its two tool calls' tags.
-var historyAnswer = `<ToolCall type="search_documents" status="success" toolCallId="call_1"></ToolCall>` +
-	`<ToolCall type="todo_write" status="success" toolCallId="call_2"></ToolCall>` +
+var historyAnswer = historyTag("call_1") + historyTag("call_2") +
 	strings.Repeat("An earlier answer, as long as the demo's, with its sources and its steps. ", 17)
 
+// historyTag is the finished tag of the history turn's call id.
+func historyTag(id string) string {
+	return toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: id, Type: historyTool, Status: toolcallmarkup.StatusSuccess,
+		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "resume cancellation"}}})
+}
+
 // historySQL writes $2 finished turns of user $1, each in a conversation of
-// its own with its two messages and two tool calls: the rows a turn leaves
-// but for its events. The ids are made as the server makes them
-// (time_ordered_id, sql/011), so the indexes grow as a deployment's do.
+// its own with its two messages ($3, $4) and two calls of tool $6 (result
+// $5): the rows a turn leaves but for its events. The ids are made as the
+// server makes them (time_ordered_id, sql/011), so the indexes grow as a
+// deployment's do.
 const historySQL = `
 	with g as materialized (
 		select time_ordered_id() as c, time_ordered_id() as t, time_ordered_id() as um, time_ordered_id() as am
@@ -37,9 +49,8 @@ const historySQL = `
 		select am, c, t, 'assistant', $4, 'complete' from g
 	), tc as (
 		insert into tool_calls (turn_id, id, name, arguments, status, result, started_at, finished_at)
-		select t, 'call_1', 'search_documents', '{"query":"resume cancellation"}'::json, 'success', $5, now(), now() from g
-		union all
-		select t, 'call_2', 'todo_write', '{"todos":[]}'::json, 'success', 'ok', now(), now() from g
+		select g.t, k.id, $6, '{"query":"resume cancellation"}'::json, 'success', $5, now(), now()
+		from g cross join (values ('call_1'), ('call_2')) as k(id)
 	)
 	insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, started_at, finished_at)
 	select t, c, um, am, 'completed', now(), now() from g`
@@ -62,7 +73,7 @@ func (b *Bench) writeHistory(ctx context.Context, n int) error {
 	result := strings.Repeat(`{"source":"docs/resume.md","snippet":"…"}`, 8)
 	for done := 0; done < n; {
 		k := min(historyBatch, n-done)
-		if _, err := conn.Exec(ctx, historySQL, owner, k, b.cfg.Question, historyAnswer, result); err != nil {
+		if _, err := conn.Exec(ctx, historySQL, owner, k, b.cfg.Question, historyAnswer, result, historyTool); err != nil {
 			return fmt.Errorf("writing the history: %w", err)
 		}
 		done += k
