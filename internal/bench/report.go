@@ -51,10 +51,18 @@ type Report struct {
 	Warmup      Duration `json:"warmupMs,omitempty"`
 	Render      bool     `json:"render,omitempty"` // followers read rendered HTML, compression accepted
 
-	// InFlight is the mean number of turns in flight over the run (the sum
-	// of the turns' durations ÷ the run's length); with Poisson arrivals it
-	// is the steady concurrency the rate made.
+	// InFlight is the mean number of turns in flight. With Poisson
+	// arrivals it is taken over the steady window, from the end of the
+	// warm-up to the last arrival: the concurrency the rate made (the
+	// rate × a turn's duration), not lowered by the ramp at the start and
+	// the drain at the end. With burst arrivals it is the sum of the turns'
+	// durations ÷ the run's length.
 	InFlight float64 `json:"meanTurnsInFlight"`
+	// CoolDown counts the live events made after the last arrival of a
+	// Poisson load, while it drained: they are left out of Delivery, as the
+	// warm-up's are, so that the latencies are those of the steady load.
+	CoolDown int64  `json:"coolDownEvents,omitempty"`
+	steady   window // the steady window of a Poisson load (InFlight)
 	// Late is how long after its scheduled instant each POST was sent: the
 	// bench's own lag, which should stay near 0.
 	Late Summary `json:"lateStarts"`
@@ -194,7 +202,7 @@ type ErrorCount struct {
 func (r *Report) add(results []turnResult) {
 	var lat latencies
 	var first, token, whole, late []time.Duration
-	var busy time.Duration
+	var busy, steadyBusy time.Duration
 	var wire, body, frames float64
 	errs := map[string]int{}
 	for _, t := range results {
@@ -205,6 +213,7 @@ func (r *Report) add(results []turnResult) {
 		} else {
 			r.Completed++
 			busy += t.streams[0].end.Sub(t.t0)
+			steadyBusy += r.steady.overlap(t.t0, t.streams[0].end)
 			if !t.warmup {
 				whole = append(whole, t.streams[0].end.Sub(t.t0))
 			}
@@ -239,6 +248,9 @@ func (r *Report) add(results []turnResult) {
 		r.TurnsPerSecond = float64(r.Completed) / secs
 		r.InFlight = ratio(float64(busy), float64(r.Elapsed))
 	}
+	if d := r.steady.to.Sub(r.steady.from); d > 0 {
+		r.InFlight = ratio(float64(steadyBusy), float64(d))
+	}
 	r.WholeTurnRatioP50 = ratio(float64(r.WholeTurn.P50), float64(r.UnloadedTurn))
 	r.WholeTurnRatioP99 = ratio(float64(r.WholeTurn.P99), float64(r.UnloadedTurn))
 	for msg, n := range errs {
@@ -269,6 +281,7 @@ func (r *Report) addStreams(streams []streamResult, into *latencies, errs map[st
 		r.Gaps += s.check.Gaps
 		r.Missing += s.check.Missing
 		r.Duplicates += s.check.Duplicates
+		r.CoolDown += int64(s.coolDown)
 		if into != nil {
 			into.delivery = append(into.delivery, s.latencies...)
 			into.types = append(into.types, s.types...)
@@ -317,10 +330,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
-	line("turns", "%d completed, %d failed in %s (%.1f turns/s, %.1f in flight on average)", r.Completed, r.Failed, fmtDur(time.Duration(r.Elapsed)), r.TurnsPerSecond, r.InFlight)
+	inFlight := "in flight on average"
 	if r.Arrivals == ArrivalsPoisson {
-		line("arrivals", "open loop: the bench sent each POST %s after its scheduled instant (p99 %s); latencies count from the schedule; warm-up %s left out",
-			fmtDur(r.Late.P50), fmtDur(r.Late.P99), fmtDur(time.Duration(r.Warmup)))
+		inFlight = "in flight while turns arrived"
+	}
+	line("turns", "%d completed, %d failed in %s (%.1f turns/s, %.1f %s)", r.Completed, r.Failed, fmtDur(time.Duration(r.Elapsed)), r.TurnsPerSecond, r.InFlight, inFlight)
+	if r.Arrivals == ArrivalsPoisson {
+		line("arrivals", "open loop: the bench sent each POST %s after its scheduled instant (p99 %s); latencies count from the schedule; warm-up %s and the %d events made after the last arrival left out",
+			fmtDur(r.Late.P50), fmtDur(r.Late.P99), fmtDur(time.Duration(r.Warmup)), r.CoolDown)
 	}
 	line("events", "%d delivered over %d streams (%.0f events/s); %d per turn", r.Events, r.Streams, r.EventsPerSecond, r.EventsPerTurn)
 	verdict := "pass"

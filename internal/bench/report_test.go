@@ -7,11 +7,14 @@ import (
 	"flag"
 	"image/png"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/sse"
 )
 
 var plotOut = flag.String("plot-out", "", "write TestPlot's PNG to this file, to look at it")
@@ -337,5 +340,54 @@ func TestDeliveryTail(t *testing.T) {
 	}
 	if got := fmtTail(r.DeliveryTail); got != "the slowest 1%: tool_call_running 60%, usage 30%, text_delta 10%" {
 		t.Errorf("fmtTail = %q", got)
+	}
+}
+
+// With Poisson arrivals the turns in flight are those of the steady
+// window, from the end of the warm-up to the last arrival, not lowered by
+// the drain after it (nor the ramp before it); with bursts, the whole run.
+func TestInFlightOverSteadyWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ended := func(start, end time.Duration) turnResult {
+		return turnResult{t0: t0.Add(start), streams: []streamResult{{terminal: toolmark.EventTurnCompleted, end: t0.Add(end)}}}
+	}
+	// Four turns of 4 s arriving at 0, 1, 2 and 3 s: two, three, then four
+	// in flight during the window from 1 to 3 s (mean 2.5), then a drain of
+	// 4 s down to none.
+	results := []turnResult{ended(0, 4*time.Second), ended(time.Second, 5*time.Second), ended(2*time.Second, 6*time.Second), ended(3*time.Second, 7*time.Second)}
+	whole := &Report{Turns: 4, Elapsed: Duration(7 * time.Second)}
+	whole.add(results)
+	if want := 16.0 / 7; whole.InFlight != want {
+		t.Errorf("burst: in flight %v; want %v (16 turn-seconds over 7 s)", whole.InFlight, want)
+	}
+	steady := &Report{Turns: 4, Arrivals: ArrivalsPoisson, Elapsed: Duration(7 * time.Second), steady: window{from: t0.Add(time.Second), to: t0.Add(3 * time.Second)}}
+	steady.add(results)
+	if steady.InFlight != 2.5 {
+		t.Errorf("poisson: in flight %v; want 2.5 (5 turn-seconds over the 2 s window)", steady.InFlight)
+	}
+}
+
+// Live events made after a Poisson load's last arrival are counted apart,
+// not in the delivery latencies; events made before it, or replayed, are
+// as they were.
+func TestCoolDownEventsLeftOut(t *testing.T) {
+	connected := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	last := connected.Add(time.Second)
+	var r streamResult
+	for i, made := range []time.Time{connected.Add(-time.Millisecond), connected.Add(500 * time.Millisecond), last, last.Add(time.Millisecond)} {
+		frame, _, _ := sse.AppendEvent(nil, toolmark.Event{Seq: int64(i + 1), TurnID: "t", MessageID: "m", Type: toolmark.EventTextDelta, Time: made, Data: json.RawMessage(`"x"`)})
+		at := strings.Index(string(frame), "\ndata: ") + len("\ndata: ")
+		fr := client.Frame{ID: strconv.Itoa(i + 1), Event: string(toolmark.EventTextDelta), Data: strings.TrimSuffix(string(frame[at:]), "\n\n")}
+		if _, err := r.event(fr, made.Add(2*time.Millisecond), connected, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.replayAges) != 1 || len(r.latencies) != 2 || r.coolDown != 1 {
+		t.Errorf("replayed %d, live %d, cool-down %d; want 1, 2, 1", len(r.replayAges), len(r.latencies), r.coolDown)
+	}
+	rep := &Report{Elapsed: Duration(time.Second)}
+	rep.addStreams([]streamResult{r}, &latencies{}, map[string]int{})
+	if rep.CoolDown != 1 {
+		t.Errorf("report cool-down %d; want 1", rep.CoolDown)
 	}
 }

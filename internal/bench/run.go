@@ -174,7 +174,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		}
 		pgBefore = &ps
 	}
-	results, elapsed := b.load(ctx, s, convs[1:], l)
+	results, elapsed, steady := b.load(ctx, s, convs[1:], l)
 	after, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
@@ -183,6 +183,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	// server, whose shutdown waits 5 s for them: close them now.
 	s.close()
 	rep.Elapsed = Duration(elapsed)
+	rep.steady = steady
 	rep.add(results)
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("the run was cut short: %w", err)
@@ -275,9 +276,10 @@ func (b *Bench) conversations(ctx context.Context, s *session, n int) ([]string,
 }
 
 // load runs one turn in each conversation, as l's arrival process says,
-// and returns the results and the time from the first start to the end of
-// the last turn.
-func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([]turnResult, time.Duration) {
+// and returns the results, the time from the first start to the end of
+// the last turn and, with Poisson arrivals, the steady window: from the
+// end of the warm-up to the last arrival.
+func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([]turnResult, time.Duration, window) {
 	results := make([]turnResult, len(convs))
 	p := b.out.start(l.describe(), l.Turns, "turns")
 	s.streams.onEvent = p.event
@@ -289,8 +291,14 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 		p.turnDone(results[i].failure() == nil)
 	}
 	began := time.Now()
+	var steady window
 	if l.Arrivals == ArrivalsPoisson {
-		for i, at := range poissonSchedule(began, l.Rate, len(convs), rand.New(rand.NewPCG(uint64(began.UnixNano()), 1))) {
+		schedule := poissonSchedule(began, l.Rate, len(convs), rand.New(rand.NewPCG(uint64(began.UnixNano()), 1)))
+		if len(schedule) > 0 {
+			steady = window{from: began.Add(l.Warmup), to: schedule[len(schedule)-1]}
+			s.streams.steadyEnd = steady.to
+		}
+		for i, at := range schedule {
 			if d := time.Until(at); d > 0 {
 				select {
 				case <-ctx.Done():
@@ -316,9 +324,23 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 	}
 	wg.Wait()
 	elapsed := time.Since(began)
-	s.streams.onEvent = nil
+	s.streams.onEvent, s.streams.steadyEnd = nil, time.Time{}
 	p.finish()
-	return results, elapsed
+	return results, elapsed, steady
+}
+
+// window is a stretch of a run; zero when the run has none.
+type window struct{ from, to time.Time }
+
+// overlap is how much of the stretch from a to b lies in w.
+func (w window) overlap(a, b time.Time) time.Duration {
+	if a.Before(w.from) {
+		a = w.from
+	}
+	if b.After(w.to) {
+		b = w.to
+	}
+	return max(b.Sub(a), 0)
 }
 
 // poissonSchedule returns n instants from start on whose gaps are drawn

@@ -49,6 +49,7 @@ type streamResult struct {
 	latencies  []time.Duration
 	types      []toolmark.EventType // the type of each event of latencies
 	replayAges []time.Duration
+	coolDown   int // live events made after the load's last arrival (streamer.steadyEnd)
 	events     int
 	first      time.Time          // arrival of the first event
 	firstToken time.Time          // arrival of the first text_delta
@@ -71,6 +72,10 @@ type streamer struct {
 	hc    *http.Client
 	// onEvent is called for every event received (progress counting).
 	onEvent func()
+	// steadyEnd, when set, is the last arrival of an open-loop load: live
+	// events made after it, while the load drains, are counted apart
+	// (coolDown), not in the latencies.
+	steadyEnd time.Time
 }
 
 // follow reads a turn's stream from the start until its terminal event,
@@ -180,7 +185,7 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 		if render {
 			done, err = r.renderFrame(fr, now)
 		} else {
-			done, err = r.event(fr, now, connected)
+			done, err = r.event(fr, now, connected, s.steadyEnd)
 		}
 		if err != nil || done {
 			return err
@@ -190,7 +195,7 @@ func (s *streamer) once(ctx context.Context, turnID string, r *streamResult, fir
 
 // event takes one event of an event stream and reports whether it ended
 // the turn.
-func (r *streamResult) event(fr client.Frame, now, connected time.Time) (bool, error) {
+func (r *streamResult) event(fr client.Frame, now, connected, steadyEnd time.Time) (bool, error) {
 	ev, err := decodeHead(fr.Data)
 	if err != nil {
 		return false, fmt.Errorf("decoding event %q: %w", fr.ID, err)
@@ -200,6 +205,8 @@ func (r *streamResult) event(fr client.Frame, now, connected time.Time) (bool, e
 	}
 	switch {
 	case ev.Time.IsZero():
+	case ev.Time.After(connected) && !steadyEnd.IsZero() && ev.Time.After(steadyEnd):
+		r.coolDown++
 	case ev.Time.After(connected):
 		r.latencies, r.types = append(r.latencies, now.Sub(ev.Time)), append(r.types, ev.Type)
 	default:
