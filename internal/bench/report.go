@@ -59,8 +59,9 @@ type Report struct {
 	// durations ÷ the run's length.
 	InFlight float64 `json:"meanTurnsInFlight"`
 	// CoolDown counts the live events made after the last arrival of a
-	// Poisson load, while it drained: they are left out of Delivery, as the
-	// warm-up's are, so that the latencies are those of the steady load.
+	// Poisson load, while it drained: they are left out of Delivery, as
+	// the turns that start during the warm-up are, so that the latencies
+	// are those of the steady load.
 	CoolDown int64  `json:"coolDownEvents,omitempty"`
 	steady   window // the steady window of a Poisson load (InFlight)
 	// Late is how long after its scheduled instant each POST was sent: the
