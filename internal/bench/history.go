@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -16,9 +18,12 @@ const HistoryOwner = "bench-history"
 // historyBatch is how many turns one statement of the history writes.
 const historyBatch = 25_000
 
-// historyTool is the tool of a history turn's two calls: the one the demo
-// calls for the default question.
-const historyTool = "search_documents"
+// historyTool is the tool of a history turn's two calls, the one the demo
+// calls for the default question, and historySearch what they searched.
+const (
+	historyTool   = "search_documents"
+	historySearch = "resume cancellation"
+)
 
 // historyAnswer is the content of a history turn's answer: about the size
 // of the demo's (1.4 KiB), with its two tool calls' tags.
@@ -28,12 +33,12 @@ var historyAnswer = historyTag("call_1") + historyTag("call_2") +
 // historyTag is the finished tag of the history turn's call id.
 func historyTag(id string) string {
 	return toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: id, Type: historyTool, Status: toolcallmarkup.StatusSuccess,
-		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: "resume cancellation"}}})
+		Attrs: []toolcallmarkup.Attr{{Key: "query", Value: historySearch}}})
 }
 
 // historySQL writes $2 finished turns of user $1, each in a conversation of
-// its own with its two messages ($3, $4) and two calls of tool $6 (result
-// $5): the rows a turn leaves but for its events. The ids are made as the
+// its own with its two messages ($3, $4) and two calls of tool $6
+// (arguments $7, result $5): the rows a turn leaves but for its events. The ids are made as the
 // server makes them (time_ordered_id, sql/011), so the indexes grow as a
 // deployment's do.
 const historySQL = `
@@ -49,7 +54,7 @@ const historySQL = `
 		select am, c, t, 'assistant', $4, 'complete' from g
 	), tc as (
 		insert into tool_calls (turn_id, id, name, arguments, status, result, started_at, finished_at)
-		select g.t, k.id, $6, '{"query":"resume cancellation"}'::json, 'success', $5, now(), now()
+		select g.t, k.id, $6, $7::json, 'success', $5, now(), now()
 		from g cross join (values ('call_1'), ('call_2')) as k(id)
 	)
 	insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, started_at, finished_at)
@@ -59,21 +64,29 @@ const historySQL = `
 // Config.History), then vacuums and analyzes the tables and ends with a
 // checkpoint, so that the first run starts on settled tables.
 func (b *Bench) writeHistory(ctx context.Context, n int) error {
+	db, err := store.Open(ctx, b.dbURL, store.WithMaxConns(1))
+	if err != nil {
+		return fmt.Errorf("writing the history: %w", err)
+	}
+	owner, err := db.EnsureUser(ctx, HistoryOwner)
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("writing the history: %w", err)
+	}
 	conn, err := b.stats.connect(ctx) // a started server's database always has its statistics read
 	if err != nil {
 		return fmt.Errorf("writing the history: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var owner string
-	if err := conn.QueryRow(ctx, `insert into users (name) values ($1)
-		on conflict (name) do update set name = excluded.name returning id`, HistoryOwner).Scan(&owner); err != nil {
-		return fmt.Errorf("writing the history: %w", err)
+	args, err := json.Marshal(map[string]string{"query": historySearch})
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	result := strings.Repeat(`{"source":"docs/resume.md","snippet":"…"}`, 8)
 	for done := 0; done < n; {
 		k := min(historyBatch, n-done)
-		if _, err := conn.Exec(ctx, historySQL, owner, k, b.cfg.Question, historyAnswer, result, historyTool); err != nil {
+		if _, err := conn.Exec(ctx, historySQL, owner.ID, k, b.cfg.Question, historyAnswer, result, historyTool, string(args)); err != nil {
 			return fmt.Errorf("writing the history: %w", err)
 		}
 		done += k

@@ -62,8 +62,7 @@ type Report struct {
 	// Poisson load, while it drained: they are left out of Delivery, as
 	// the turns that start during the warm-up are, so that the latencies
 	// are those of the steady load.
-	CoolDown int64  `json:"coolDownEvents,omitempty"`
-	steady   window // the steady window of a Poisson load (InFlight)
+	CoolDown int64 `json:"coolDownEvents,omitempty"`
 	// Late is how long after its scheduled instant each POST was sent: the
 	// bench's own lag, which should stay near 0.
 	Late Summary `json:"lateStarts"`
@@ -199,8 +198,9 @@ type ErrorCount struct {
 	Count   int    `json:"count"`
 }
 
-// add folds the turns' results into the report.
-func (r *Report) add(results []turnResult) {
+// add folds the turns' results into the report; steady is the steady
+// window of a Poisson load (InFlight), zero for a burst.
+func (r *Report) add(results []turnResult, steady window) {
 	var lat latencies
 	var first, token, whole, late []time.Duration
 	var busy, steadyBusy time.Duration
@@ -214,7 +214,7 @@ func (r *Report) add(results []turnResult) {
 		} else {
 			r.Completed++
 			busy += t.streams[0].end.Sub(t.t0)
-			steadyBusy += r.steady.overlap(t.t0, t.streams[0].end)
+			steadyBusy += steady.overlap(t.t0, t.streams[0].end)
 			if !t.warmup {
 				whole = append(whole, t.streams[0].end.Sub(t.t0))
 			}
@@ -247,10 +247,11 @@ func (r *Report) add(results []turnResult) {
 		secs := time.Duration(r.Elapsed).Seconds()
 		r.EventsPerSecond = float64(r.Events) / secs
 		r.TurnsPerSecond = float64(r.Completed) / secs
-		r.InFlight = ratio(float64(busy), float64(r.Elapsed))
 	}
-	if d := r.steady.to.Sub(r.steady.from); d > 0 {
+	if d := steady.to.Sub(steady.from); d > 0 {
 		r.InFlight = ratio(float64(steadyBusy), float64(d))
+	} else {
+		r.InFlight = ratio(float64(busy), float64(r.Elapsed))
 	}
 	r.WholeTurnRatioP50 = ratio(float64(r.WholeTurn.P50), float64(r.UnloadedTurn))
 	r.WholeTurnRatioP99 = ratio(float64(r.WholeTurn.P99), float64(r.UnloadedTurn))

@@ -73,7 +73,7 @@ func sampleResults() []turnResult {
 
 func TestReportAdd(t *testing.T) {
 	r := &Report{Turns: 4, Followers: 2, Elapsed: Duration(2 * time.Second), UnloadedTurn: Duration(80 * time.Millisecond)}
-	r.add(sampleResults())
+	r.add(sampleResults(), window{})
 	if r.Completed != 2 || r.Failed != 2 {
 		t.Errorf("completed %d, failed %d; want 2, 2", r.Completed, r.Failed)
 	}
@@ -129,7 +129,7 @@ func TestReportAdd(t *testing.T) {
 func TestReportPasses(t *testing.T) {
 	t0 := time.Now()
 	r := &Report{Turns: 1, Followers: 1}
-	r.add([]turnResult{{t0: t0, streams: []streamResult{stream(t0, time.Millisecond, time.Millisecond, toolmark.EventTurnCompleted, 1, 2)}}})
+	r.add([]turnResult{{t0: t0, streams: []streamResult{stream(t0, time.Millisecond, time.Millisecond, toolmark.EventTurnCompleted, 1, 2)}}}, window{})
 	if p := r.Problems(); len(p) != 0 {
 		t.Errorf("problems %v, want none", p)
 	}
@@ -328,7 +328,7 @@ func TestDeliveryTail(t *testing.T) {
 	add(toolmark.EventUsage, 30*time.Millisecond, 3)
 	add(toolmark.EventTextDelta, 50*time.Millisecond, 1)
 	var r Report
-	r.add([]turnResult{{streams: []streamResult{s}}})
+	r.add([]turnResult{{streams: []streamResult{s}}}, window{})
 	want := []TypeCount{{toolmark.EventToolCallRunning, 6}, {toolmark.EventUsage, 3}, {toolmark.EventTextDelta, 1}}
 	if len(r.DeliveryTail) != len(want) {
 		t.Fatalf("tail = %v, want %v", r.DeliveryTail, want)
@@ -356,12 +356,12 @@ func TestInFlightOverSteadyWindow(t *testing.T) {
 	// 4 s down to none.
 	results := []turnResult{ended(0, 4*time.Second), ended(time.Second, 5*time.Second), ended(2*time.Second, 6*time.Second), ended(3*time.Second, 7*time.Second)}
 	whole := &Report{Turns: 4, Elapsed: Duration(7 * time.Second)}
-	whole.add(results)
+	whole.add(results, window{})
 	if want := 16.0 / 7; whole.InFlight != want {
 		t.Errorf("burst: in flight %v; want %v (16 turn-seconds over 7 s)", whole.InFlight, want)
 	}
-	steady := &Report{Turns: 4, Arrivals: ArrivalsPoisson, Elapsed: Duration(7 * time.Second), steady: window{from: t0.Add(time.Second), to: t0.Add(3 * time.Second)}}
-	steady.add(results)
+	steady := &Report{Turns: 4, Arrivals: ArrivalsPoisson, Elapsed: Duration(7 * time.Second)}
+	steady.add(results, window{from: t0.Add(time.Second), to: t0.Add(3 * time.Second)})
 	if steady.InFlight != 2.5 {
 		t.Errorf("poisson: in flight %v; want 2.5 (5 turn-seconds over the 2 s window)", steady.InFlight)
 	}

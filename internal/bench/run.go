@@ -183,8 +183,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	// server, whose shutdown waits 5 s for them: close them now.
 	s.close()
 	rep.Elapsed = Duration(elapsed)
-	rep.steady = steady
-	rep.add(results)
+	rep.add(results, steady)
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("the run was cut short: %w", err)
 	}

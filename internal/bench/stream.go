@@ -205,12 +205,12 @@ func (r *streamResult) event(fr client.Frame, now, connected, steadyEnd time.Tim
 	}
 	switch {
 	case ev.Time.IsZero():
-	case ev.Time.After(connected) && !steadyEnd.IsZero() && ev.Time.After(steadyEnd):
-		r.coolDown++
-	case ev.Time.After(connected):
-		r.latencies, r.types = append(r.latencies, now.Sub(ev.Time)), append(r.types, ev.Type)
-	default:
+	case !ev.Time.After(connected):
 		r.replayAges = append(r.replayAges, now.Sub(ev.Time))
+	case !steadyEnd.IsZero() && ev.Time.After(steadyEnd):
+		r.coolDown++
+	default:
+		r.latencies, r.types = append(r.latencies, now.Sub(ev.Time)), append(r.types, ev.Type)
 	}
 	if ev.Type == toolmark.EventTextDelta && r.firstToken.IsZero() {
 		r.firstToken = now
