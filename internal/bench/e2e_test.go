@@ -94,6 +94,12 @@ func TestBenchEndToEnd(t *testing.T) {
 		if c := r.ServerCost; c == nil || c.CPU <= 0 || c.PeakRSS <= 0 || c.RSS <= 0 {
 			t.Errorf("server cost %+v: want CPU and memory", c)
 		}
+		// Three turns of 3000 bytes are committed in several batches, and
+		// their goroutines are scheduled many times.
+		if st := r.Stages; st == nil || st.Commits.Count < 3 || st.Commits.Mean <= 0 || st.Commits.P99 < st.Commits.P50 ||
+			st.Scheduling.Count == 0 || st.Scheduling.P99 < st.Scheduling.P50 {
+			t.Errorf("server stages %+v: want commits and scheduling", st)
+		}
 		if p := r.Postgres; p == nil || p.Xacts <= 0 || p.WriteXacts <= 0 || p.WALBytes <= 0 || p.WALPerAnswerByte <= 0 {
 			t.Errorf("postgres %+v: want transactions and WAL", p)
 		}
@@ -289,6 +295,9 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 		if r.Completed != 2 || r.StartedServer || r.ServerCost != nil || r.Demo != nil || r.Postgres == nil || r.Postgres.Xacts <= 0 {
 			t.Errorf("completed %d, started %v, server cost %+v, demo %+v, postgres %+v", r.Completed, r.StartedServer, r.ServerCost, r.Demo, r.Postgres)
+		}
+		if r.Stages == nil || r.Stages.Commits.Count == 0 {
+			t.Errorf("server stages %+v: an outside server's /metrics should be read too", r.Stages)
 		}
 		clientOnly := open(t, bench.Config{Server: srv.URL})
 		r, err = clientOnly.Run(ctx, bench.Load{Turns: 2, Concurrency: 1})

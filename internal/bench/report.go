@@ -100,8 +100,11 @@ type Report struct {
 	EventsPerTurn     int      `json:"eventsPerTurn"` // events of the turn run alone
 
 	ServerCost *ServerCost `json:"serverCost,omitempty"` // a started server only
-	Postgres   *PGCost     `json:"postgres,omitempty"`   // with a database URL
-	ClientCost ClientCost  `json:"clientCost"`
+	// Stages is what the server's /metrics tell of the load: its commits'
+	// durations and its goroutines' waits for a processor.
+	Stages     *ServerStages `json:"serverStages,omitempty"`
+	Postgres   *PGCost       `json:"postgres,omitempty"` // with a database URL
+	ClientCost ClientCost    `json:"clientCost"`
 
 	Errors []ErrorCount `json:"errors,omitempty"`
 }
@@ -366,6 +369,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	line("unloaded", "%s alone; loaded ÷ unloaded: p50 %.2f×, p99 %.2f×", fmtDur(time.Duration(r.UnloadedTurn)), r.WholeTurnRatioP50, r.WholeTurnRatioP99)
 	if c := r.ServerCost; c != nil {
 		line("server cost", "CPU %s (%s per turn, %.2f cores), peak RSS %s", fmtDur(time.Duration(c.CPU)), fmtDur(time.Duration(c.CPUPerTurn)), c.Cores, fmtBytes(float64(c.PeakRSS)))
+	}
+	if st := r.Stages; st != nil {
+		line("commits", "%s", fmtHist(st.Commits))
+		line("scheduling", "server goroutines waited to run: %s", fmtHist(st.Scheduling))
 	}
 	if p := r.Postgres; p != nil {
 		line("postgresql", "%.1f transactions per turn (%.1f writing), WAL %s per turn for a %s answer (%.1f×)",

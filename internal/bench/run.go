@@ -166,6 +166,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	stagesBefore, stagesErr := readStages(ctx, s.hc, t.url)
 	var pgBefore *pgSample
 	if b.stats != nil {
 		ps, err := b.stats.sample(ctx)
@@ -178,6 +179,15 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	after, err := b.sampleCosts(t)
 	if err != nil {
 		return nil, err
+	}
+	if stagesErr == nil {
+		var stagesAfter stagesReading
+		if stagesAfter, stagesErr = readStages(ctx, s.hc, t.url); stagesErr == nil {
+			rep.Stages, stagesErr = stagesSince(stagesBefore, stagesAfter)
+		}
+	}
+	if stagesErr != nil {
+		b.out.say("the server's commit and scheduling figures are left out: %v", stagesErr)
 	}
 	// Connections the transport dialled but never used look new to the
 	// server, whose shutdown waits 5 s for them: close them now.

@@ -24,7 +24,9 @@ type Metrics struct {
 }
 
 // New returns Metrics registered in a registry of their own, with the Go
-// runtime and process collectors.
+// runtime and process collectors. The runtime's include the scheduler's
+// (go_sched_*): how long goroutines wait, runnable, for a processor, which
+// under load is part of every event's delivery.
 func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
@@ -53,7 +55,8 @@ func New() *Metrics {
 		}, []string{"direction"}),
 	}
 	m.registry.MustRegister(m.turns, m.activeStreams, m.events, m.batchLatency, m.queueLength, m.activeTurns, m.tokens,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
