@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,22 +214,18 @@ func leasedOwner(t string) string {
 // the transaction of a sweep.
 type commitConn interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Conn() *pgx.Conn
 }
 
 // commit writes ws through c and returns the turns whose writes the guard
 // refused. With own set, c is a connection of its own and the commit is its
 // transaction: the batch of statements sent in one round trip, which runs
 // as one implicit transaction (the protocol's Sync comes after its last
-// statement). Otherwise c is a transaction the caller commits. An error
-// leaves c's transaction open or aborted: the caller drops it (a connection
-// released in a transaction is closed).
-//
-// A commit is one round trip, whatever its size. Under load each round
-// trip waits for PostgreSQL's backend to be given a processor, so a second
-// one (the events written by COPY after the batch, as they once were for
-// commits of many rows) made the commits that carried the most events the
-// slowest; the next batch, gathered meanwhile, was larger still, and the
-// commits stayed long (see docs/performance.md).
+// statement); or, when the events go in by COPY (copyFrom), the batch opened
+// by BEGIN, then the COPY followed by COMMIT, sent as one query. Otherwise
+// c is a transaction the caller commits. An error leaves c's transaction
+// open or aborted: the caller drops it (a connection released in a
+// transaction is closed).
 func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, ws []TurnWrite) (lost []string, err error) {
 	g, err := newCommitGroup(ws, !db.quiet.Load())
 	if err != nil {
@@ -240,8 +237,27 @@ func (db *DB) commit(ctx context.Context, c commitConn, own bool, owner string, 
 	if db.testHookBatch != nil {
 		db.testHookBatch(b)
 	}
+	if own && g.events.copies() {
+		b.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: "begin"}}, b.QueuedQueries...)
+	}
 	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return nil, dbErr("committing events", "event data", err)
+	}
+	if g.events.copies() {
+		var rows int
+		g.copyBuf, rows = g.events.copyData(g.copyBuf, g.passed)
+		sql := copyEvents
+		if own {
+			sql += "; commit"
+		}
+		if rows > 0 {
+			_, err = c.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(g.copyBuf), sql)
+		} else if own {
+			_, err = c.Conn().Exec(ctx, "commit")
+		}
+		if err != nil {
+			return nil, dbErr("committing events", "event data", err)
+		}
 	}
 	for _, w := range ws {
 		if _, ok := g.passed[w.TurnID]; !ok && len(w.Events) > 0 {

@@ -30,7 +30,8 @@
 // from 1; the turn_queued event is written with the turn by CreateTurn).
 // Commit writes the events of many turns at once — with their tool-call
 // rows, todo lists, message content, and the starts and ends of turns — in
-// one implicit transaction of a few statements sent in one round trip, and
+// one implicit transaction of a few statements sent in one round trip (two
+// when it has many event rows, which then go in by COPY), and
 // notifies "toolmark_events" with "turnID:seq,…" for other replicas. Every
 // statement is guarded by the lease: a turn whose lease the writer lost, or
 // that another replica finished, gets nothing written (RefusedError), and

@@ -108,8 +108,8 @@ func EventTypeCode(t toolmark.EventType) int16 {
 // row holds (a row holds the events of a turn that one commit wrote).
 var EventsInRow = eventsInRow
 
-// EventsInsertSQL is the statement that writes a commit's events.
-var EventsInsertSQL = eventsInsertSQL
+// EventsGuardSQL is the guard a commit that copies its events runs alone.
+var EventsGuardSQL = eventsGuardSQL
 
 // DocumentBodiesRead returns how many document bodies searches read from
 // the database.
