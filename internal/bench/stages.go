@@ -56,6 +56,9 @@ func (h histogram) since(old histogram) (histogram, error) {
 	if !slices.Equal(h.bounds, old.bounds) {
 		return histogram{}, fmt.Errorf("its buckets changed between readings")
 	}
+	if h.count < old.count {
+		return histogram{}, fmt.Errorf("it counts fewer than before: the server restarted during the load")
+	}
 	d := histogram{count: h.count - old.count, sum: h.sum - old.sum, bounds: h.bounds, cum: make([]uint64, len(h.cum))}
 	for i := range h.cum {
 		d.cum[i] = h.cum[i] - old.cum[i]

@@ -69,6 +69,9 @@ func TestServerStages(t *testing.T) {
 	if _, err := stagesSince(before, changed); err == nil {
 		t.Error("buckets changed between readings: want an error")
 	}
+	if _, err := stagesSince(after, before); err == nil || !strings.Contains(err.Error(), "restarted") {
+		t.Errorf("counts that fell between readings: got %v, want an error saying the server restarted", err)
+	}
 	page = "# TYPE other counter\nother 1\n"
 	if _, err := readStages(ctx, srv.Client(), srv.URL); err == nil || !strings.Contains(err.Error(), commitMetric) {
 		t.Errorf("no histograms: got %v, want an error naming %s", err, commitMetric)
