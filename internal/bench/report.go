@@ -416,6 +416,8 @@ func fmtDur(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "-" + fmtDur(-d)
+	case d > 0 && d < 10*time.Microsecond: // the scheduler's smallest buckets
+		return sig3(float64(d)/1e3) + " µs"
 	case d < time.Second:
 		return sig3(float64(d)/1e6) + " ms"
 	case d < 100*time.Second:

@@ -78,6 +78,13 @@ func TestServerStages(t *testing.T) {
 	}
 }
 
+func TestFmtHistShowsSmallBoundsInMicroseconds(t *testing.T) {
+	f := HistFigure{Count: 3, Mean: Duration(2 * time.Microsecond), P50: Duration(640 * time.Nanosecond), P99: Duration(917504 * time.Nanosecond)}
+	if got, want := fmtHist(f), "mean 2.00 µs, p50 ≤ 0.64 µs, p99 ≤ 0.92 ms (n=3)"; got != want {
+		t.Errorf("fmtHist = %q, want %q", got, want)
+	}
+}
+
 func TestHistogramQuantileInOpenBucket(t *testing.T) {
 	h := histogram{count: 10, sum: 1, bounds: []float64{0.001, 0.002, math.Inf(1)}, cum: []uint64{5, 8, 10}}
 	if got := time.Duration(h.atMost(0.5)); got != time.Millisecond {
