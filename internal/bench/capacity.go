@@ -281,12 +281,15 @@ func (c *CapacityReport) WriteText(w io.Writer) error {
 // its number, and the run standing for a step of several is marked with *.
 func (c *CapacityReport) Table() string {
 	var b strings.Builder
-	b.WriteString("| step | turns in flight | turns/s | delivery p50 | p99 | first event p50 | p99 | failed / gaps / dups | server CPU / turn | PostgreSQL CPU / turn | tx / turn |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| step | turns in flight | turns/s | delivery p50 | p99 | first event p50 | p99 | failed / gaps / dups | commits' mean | server CPU / turn | PostgreSQL CPU / turn | tx / turn |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for k, s := range c.Searched {
 		for _, i := range s.Runs {
 			r := c.Steps[i]
-			cpu, pg, tx := "n/a", "n/a", "n/a"
+			commits, cpu, pg, tx := "n/a", "n/a", "n/a", "n/a"
+			if st := r.Stages; st != nil {
+				commits = fmtDur(time.Duration(st.Commits.Mean))
+			}
 			if s := r.ServerCost; s != nil {
 				cpu = fmtDur(time.Duration(s.CPUPerTurn))
 			}
@@ -300,9 +303,9 @@ func (c *CapacityReport) Table() string {
 			if len(s.Runs) > 1 && i == s.Median {
 				mark = "*"
 			}
-			fmt.Fprintf(&b, "| %d%s | %.0f | %.3g | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %d%s | %.0f | %.3g | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s | %s |\n",
 				k+1, mark, r.InFlight, r.Rate, fmtDur(r.Delivery.P50), fmtDur(r.Delivery.P99), fmtDur(r.FirstEvent.P50), fmtDur(r.FirstEvent.P99),
-				r.Failed, r.Gaps, r.Duplicates, cpu, pg, tx)
+				r.Failed, r.Gaps, r.Duplicates, commits, cpu, pg, tx)
 		}
 	}
 	return b.String()

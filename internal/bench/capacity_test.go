@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,6 +76,26 @@ func TestMedianRun(t *testing.T) {
 	} {
 		if got := medianRun(steps, c.runs); got != c.want {
 			t.Errorf("medianRun(%v) = %d, want %d", c.runs, got, c.want)
+		}
+	}
+}
+
+// TestCapacityTable: a run's row gives its commits' mean when the server's
+// /metrics were read, and n/a when they were not.
+func TestCapacityTable(t *testing.T) {
+	read, unread := fullReport(100, 10*time.Millisecond), fullReport(100, 10*time.Millisecond)
+	read.Stages = &ServerStages{Commits: HistFigure{Count: 10, Mean: Duration(3 * time.Millisecond)}}
+	c := &CapacityReport{Steps: []*Report{read, unread}, Searched: []CapacityStep{{Concurrency: 100, Runs: []int{0, 1}, Median: 0}}}
+	lines := strings.Split(strings.TrimSpace(c.Table()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want a header, a rule and 2 rows:\n%s", len(lines), c.Table())
+	}
+	for i, want := range []string{"| 0 / 0 / 0 | 3.00 ms |", "| 0 / 0 / 0 | n/a |"} {
+		if !strings.Contains(lines[2+i], want) {
+			t.Errorf("row %d lacks %q: %s", i, want, lines[2+i])
+		}
+		if strings.Count(lines[2+i], "|") != strings.Count(lines[0], "|") {
+			t.Errorf("row %d has other cells than the header:\n%s\n%s", i, lines[0], lines[2+i])
 		}
 	}
 }
