@@ -21,6 +21,9 @@
 //   - Server cost, when the bench starts the server itself (StartServer):
 //     its CPU time and peak RSS from /proc; the bench's own from
 //     getrusage(2).
+//   - Where the server's time went (ServerStages), from its /metrics read
+//     before and after the load: its group commits' count and durations,
+//     and how long its goroutines waited, runnable, for a processor.
 //   - PostgreSQL cost, when the bench knows the database URL: transactions
 //     (pg_stat_database), write transactions and WAL bytes
 //     (pg_current_wal_lsn) per turn, against the answer's size, from a
