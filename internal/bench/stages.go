@@ -46,7 +46,7 @@ type HistFigure struct {
 type histogram struct {
 	count  uint64
 	sum    float64   // seconds
-	bounds []float64 // upper bounds in seconds, ascending, +Inf last
+	bounds []float64 // upper bounds in seconds, ascending; +Inf last when the page gives it
 	cum    []uint64  // cumulative counts per bound
 }
 
@@ -78,7 +78,8 @@ func (h histogram) figure() HistFigure {
 }
 
 // atMost returns the upper bound of the bucket holding quantile q, or the
-// highest finite bound when that bucket is the open one (+Inf).
+// highest finite bound when that bucket is the open one (+Inf, or past the
+// last bucket a page left out).
 func (h histogram) atMost(q float64) Duration {
 	rank := uint64(math.Ceil(q * float64(h.count)))
 	var bound float64
@@ -134,9 +135,6 @@ func histogramOf(fams map[string]*dto.MetricFamily, name string) (histogram, err
 	h := histogram{count: m.GetSampleCount(), sum: m.GetSampleSum()}
 	for _, b := range m.Bucket {
 		h.bounds, h.cum = append(h.bounds, b.GetUpperBound()), append(h.cum, b.GetCumulativeCount())
-	}
-	if len(h.bounds) == 0 || !math.IsInf(h.bounds[len(h.bounds)-1], 1) {
-		h.bounds, h.cum = append(h.bounds, math.Inf(1)), append(h.cum, h.count)
 	}
 	return h, nil
 }

@@ -93,4 +93,8 @@ func TestHistogramQuantileInOpenBucket(t *testing.T) {
 	if got := time.Duration(h.atMost(0.99)); got != 2*time.Millisecond {
 		t.Errorf("p99 in the open bucket: at most %v, want the highest finite bound, 2 ms", got)
 	}
+	noInf := histogram{count: 10, sum: 1, bounds: []float64{0.001, 0.002}, cum: []uint64{5, 8}}
+	if got := time.Duration(noInf.atMost(0.99)); got != 2*time.Millisecond {
+		t.Errorf("p99 past the last bucket of a page without +Inf: at most %v, want 2 ms", got)
+	}
 }
