@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"net/netip"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -61,11 +62,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&demoCfg.Tools, "demo-tools", 0, "tool calls of the demo model's first round (0: planned from the question, -1: none)")
 	fs.IntVar(&demoCfg.AnswerBytes, "demo-answer-bytes", 0, "pad or cut the demo model's answers to this many bytes (0: as written)")
 	fs.StringVar(&demoCfg.AnswerShape, "demo-answer-shape", "", "what --demo-answer-bytes pads with: paragraph (default), code or mixed")
+	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target: heap growth, in percent of the live heap, that starts a collection (Go's GOGC, which wins when set and this flag is not)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := app.CheckListenAddr(*auth, *addr); err != nil {
+		return err
+	}
+	if err := setGCPercent(fs, *gcPercent); err != nil {
 		return err
 	}
 	if err := demo.CheckShape(demoCfg.AnswerShape); err != nil {
@@ -108,6 +113,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider), *auth)
 	return a.Serve(ctx, ln, *grace)
+}
+
+// defaultGCPercent is the server's garbage collector target unless told
+// otherwise. What the server allocates mostly lives for one commit, and
+// what it keeps (the tails of the turns in flight) is small, so at Go's
+// 100 % it collected about once a second under load, each mark phase
+// taking a quarter of the processors from the commits and the streams. At
+// 200 % it collects half as often, for a heap up to three times the live
+// one instead of twice (docs/performance.md has the figures, and those of
+// 400 %). GOMEMLIMIT still caps it where memory is tight.
+const defaultGCPercent = 200
+
+// setGCPercent applies --gc-percent, unless GOGC is set and the flag is
+// not.
+func setGCPercent(fs *flag.FlagSet, percent int) error {
+	if percent <= 0 {
+		return fmt.Errorf("--gc-percent must be a positive percent, not %d", percent)
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "gc-percent" })
+	if !set && os.Getenv("GOGC") != "" {
+		return nil
+	}
+	debug.SetGCPercent(percent)
+	return nil
 }
 
 // modelConfig picks the model from the flag and the environment.
