@@ -117,8 +117,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // defaultGCPercent is the server's garbage collector target unless told
 // otherwise. What the server allocates mostly lives for one commit, and
-// what it keeps (the tails of the turns in flight) is small, so at Go's
-// 100 % it collected about once a second under load, each mark phase
+// what it keeps (the tails of the turns in flight) is small beside it, so
+// at Go's 100 % it collected about once a second under load, each mark phase
 // taking a quarter of the processors from the commits and the streams. At
 // 200 % it collects half as often, for a heap up to three times the live
 // one instead of twice (docs/performance.md has the figures, and those of
