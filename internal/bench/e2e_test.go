@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -317,6 +318,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		cmd := exec.CommandContext(ctx, bin, "bench", "--turns", "2", "--followers", "2", "--demo-delay", "1ms",
 			"--demo-tools", "-1", "--stats-settle", "0", "--json", "--database-url", dbURL)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("toolmark bench: %v\n%s", err, stderr.String())
 		}
@@ -327,12 +329,19 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.Completed != 2 || r.Streams != 4 || r.Demo == nil || r.Demo.Tools != -1 || r.Postgres == nil || r.ServerCost == nil {
 			t.Errorf("report %+v", r)
 		}
+		if r.ClientCost.Procs != 1 {
+			t.Errorf("the bench ran on GOMAXPROCS %d, want 1 (--procs' default)", r.ClientCost.Procs)
+		}
 		if !strings.Contains(stderr.String(), "2/2 turns done") {
 			t.Errorf("stderr lacks the progress line:\n%s", stderr.String())
 		}
 		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--demo-tools", "3")
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--demo-tools applies to a server the bench starts") {
 			t.Errorf("--demo-tools with --server: %v, %s", err, out)
+		}
+		cmd = exec.CommandContext(ctx, bin, "bench", "--procs", "-1")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--procs must be 0 or more, not -1") {
+			t.Errorf("--procs -1: %v, %s", err, out)
 		}
 		// A sweep whose first step fails says why, not that it has nothing to plot.
 		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--sweep", "1,2", "--plot", filepath.Join(t.TempDir(), "p.png"))

@@ -161,6 +161,9 @@ type ClientCost struct {
 	CPU     Duration `json:"cpuMs"`
 	Cores   float64  `json:"cores"`
 	PeakRSS int64    `json:"peakRssBytes"`
+	// Procs is the bench's GOMAXPROCS: how many cores its Go code ran on
+	// at once.
+	Procs int `json:"procs"`
 }
 
 // TypeCount is an event type and how many events of it.
@@ -381,7 +384,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			line("", "CPU %s (%s per turn)", fmtDur(time.Duration(p.CPU)), fmtDur(time.Duration(p.CPUPerTurn)))
 		}
 	}
-	line("bench cost", "CPU %s (%.2f cores), peak RSS %s", fmtDur(time.Duration(r.ClientCost.CPU)), r.ClientCost.Cores, fmtBytes(float64(r.ClientCost.PeakRSS)))
+	line("bench cost", "CPU %s (%.2f cores, GOMAXPROCS %d), peak RSS %s", fmtDur(time.Duration(r.ClientCost.CPU)), r.ClientCost.Cores, r.ClientCost.Procs, fmtBytes(float64(r.ClientCost.PeakRSS)))
 	for _, e := range r.Errors {
 		line("error", "%d× %s", e.Count, e.Message)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -219,7 +220,7 @@ func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before,
 		}
 	}
 	cpu := after.self.CPU - before.self.CPU
-	rep.ClientCost = ClientCost{CPU: Duration(cpu), Cores: ratio(float64(cpu), float64(rep.Elapsed)), PeakRSS: after.self.PeakRSS}
+	rep.ClientCost = ClientCost{CPU: Duration(cpu), Cores: ratio(float64(cpu), float64(rep.Elapsed)), PeakRSS: after.self.PeakRSS, Procs: runtime.GOMAXPROCS(0)}
 	if pgBefore == nil {
 		return nil
 	}
