@@ -63,7 +63,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// goroutines wake on every core at once, and its threads wait in the
 	// run queue beside the server's and PostgreSQL's, although it needs
 	// about a third of a core: on one it takes no more than its share.
-	if f.procs > 0 && (set["procs"] || os.Getenv("GOMAXPROCS") == "") {
+	if f.procs > 0 && runtimeFlagApplies(fs, "procs", "GOMAXPROCS") {
 		runtime.GOMAXPROCS(f.procs)
 	}
 	steps, err := parseSteps(f.sweep)

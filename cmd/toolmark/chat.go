@@ -121,8 +121,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *message != "" && fs.NArg() > 0 {
 		return usage("give the message with -m or as arguments, not both")
 	}
-	messageGiven := fs.NArg() > 0
-	fs.Visit(func(f *flag.Flag) { messageGiven = messageGiven || f.Name == "m" })
+	messageGiven := fs.NArg() > 0 || given(fs, "m")
 	if *message == "" && fs.NArg() > 0 {
 		*message = strings.Join(fs.Args(), " ")
 	}

@@ -131,6 +131,20 @@ func defaultDataDir() string {
 	return filepath.Join(base, "toolmark", "pgdata")
 }
 
+// given reports whether the command line set flag name of fs.
+func given(fs *flag.FlagSet, name string) (ok bool) {
+	fs.Visit(func(f *flag.Flag) { ok = ok || f.Name == name })
+	return ok
+}
+
+// runtimeFlagApplies reports whether a flag that sets one of Go's runtime
+// knobs takes effect: the command line gave it, or the knob's own
+// environment variable (GOGC, GOMAXPROCS), which wins over the flag's
+// default, is not set.
+func runtimeFlagApplies(fs *flag.FlagSet, name, env string) bool {
+	return given(fs, name) || os.Getenv(env) == ""
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v

@@ -131,12 +131,9 @@ func setGCPercent(fs *flag.FlagSet, percent int) error {
 	if percent <= 0 {
 		return fmt.Errorf("--gc-percent must be a positive percent, not %d", percent)
 	}
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "gc-percent" })
-	if !set && os.Getenv("GOGC") != "" {
-		return nil
+	if runtimeFlagApplies(fs, "gc-percent", "GOGC") {
+		debug.SetGCPercent(percent)
 	}
-	debug.SetGCPercent(percent)
 	return nil
 }
 

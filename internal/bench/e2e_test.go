@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,7 +317,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		cmd := exec.CommandContext(ctx, bin, "bench", "--turns", "2", "--followers", "2", "--demo-delay", "1ms",
 			"--demo-tools", "-1", "--stats-settle", "0", "--json", "--database-url", dbURL)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=")
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("toolmark bench: %v\n%s", err, stderr.String())
 		}
@@ -338,6 +337,18 @@ func TestBenchEndToEnd(t *testing.T) {
 		cmd = exec.CommandContext(ctx, bin, "bench", "--server", "http://127.0.0.1:1", "--demo-tools", "3")
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--demo-tools applies to a server the bench starts") {
 			t.Errorf("--demo-tools with --server: %v, %s", err, out)
+		}
+		// GOMAXPROCS wins over --procs' default, as over Go's own.
+		stdout.Reset()
+		stderr.Reset()
+		cmd = exec.CommandContext(ctx, bin, "bench", "--turns", "1", "--demo-delay", "1ms", "--demo-tools", "-1",
+			"--stats-settle", "0", "--json", "--database-url", dbURL)
+		cmd.Stdout, cmd.Stderr, cmd.Env = &stdout, &stderr, append(os.Environ(), "GOMAXPROCS=3")
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("toolmark bench with GOMAXPROCS=3: %v\n%s", err, stderr.String())
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.ClientCost.Procs != 3 {
+			t.Errorf("with GOMAXPROCS=3 the bench ran on GOMAXPROCS %d (%v), want 3", r.ClientCost.Procs, err)
 		}
 		cmd = exec.CommandContext(ctx, bin, "bench", "--procs", "-1")
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--procs must be 0 or more, not -1") {
