@@ -159,8 +159,8 @@ const copyFrom = 32
 
 // queue queues the events' write, guarded by the lease: one statement reads
 // the row of each of the commit's turns once (eventsGuard: by primary key,
-// in one scan of the index, whatever the statistics) and keeps the number (the events table's key, see sql/008) of those
-// owner still leases. A commit of fewer than copyFrom rows inserts them in
+// in one scan of the index, whatever the statistics) and keeps the number
+// (the events table's key, see sql/008) of those owner still leases. A commit of fewer than copyFrom rows inserts them in
 // the same statement; a larger one leaves them for copyData, after the
 // batch. Once the batch ran, passed holds the numbers of the turns the
 // guard let through.
@@ -194,12 +194,12 @@ func (c *eventCols) copies() bool { return len(c.turn) >= copyFrom }
 // It looks the turns up by their primary key with the array itself (= any:
 // PostgreSQL sorts the ids, drops the repeated ones and reads each once), in
 // one scan of the index. The scalar subquery per turn it replaces, each an
-// executor call of its own, cost a third more: 115–136 µs against 86–90 µs
-// for a commit of 60 turns, 21–23 µs against 14–17 µs for 8. The condition on the
-// owner is the CASE of leasedOwner, which no partial index of turns matches,
-// so that a generic plan made on a new database keeps to the key
-// (TestGenericPlansUseKeys). It is materialized: referenced twice
-// (eventsInsertSQL), it would be inlined and each turn read twice.
+// executor call of its own, cost a third more: 115–136 µs against
+// 86–90 µs for a commit of 60 turns, 21–23 µs against 14–17 µs for 8. The
+// condition on the owner is the CASE of leasedOwner, which no partial index
+// of turns matches, so that a generic plan made on a new database keeps to
+// the key (TestGenericPlansUseKeys). It is materialized: eventsInsertSQL's
+// insert and its answer read the same turns, looked up once.
 var eventsGuard = `
 	with ok as materialized (
 		select g.id, g.num from turns g where g.id = any($2::text[]) and ` + leasedOwner("g") + ` = $1
