@@ -135,8 +135,7 @@ func TestCommitCopiesManyRows(t *testing.T) {
 
 // TestEventsGuardReadsEachTurnOnce: the guard a copying commit runs alone
 // reads each of its turns' rows once, by the primary key, however many of
-// the commit's rows are the turn's. Were its CTE inlined, PostgreSQL could
-// look a turn up twice.
+// the commit's rows are the turn's (its ids come once per row).
 func TestEventsGuardReadsEachTurnOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -160,10 +160,10 @@ const copyFrom = 32
 // queue queues the events' write, guarded by the lease: one statement reads
 // the row of each of the commit's turns once (eventsGuard: by primary key,
 // in one scan of the index, whatever the statistics) and keeps the number
-// (the events table's key, see sql/008) of those owner still leases. A commit of fewer than copyFrom rows inserts them in
-// the same statement; a larger one leaves them for copyData, after the
-// batch. Once the batch ran, passed holds the numbers of the turns the
-// guard let through.
+// (the events table's key, see sql/008) of those owner still leases. A
+// commit of fewer than copyFrom rows inserts them in the same statement; a
+// larger one leaves them for copyData, after the batch. Once the batch ran,
+// passed holds the numbers of the turns the guard let through.
 func (c *eventCols) queue(b *pgx.Batch, owner string, passed map[string]int64) {
 	if len(c.turn) == 0 {
 		return
