@@ -193,13 +193,12 @@ func (c *eventCols) copies() bool { return len(c.turn) >= copyFrom }
 // commit's turns ($2, a turn once per row) that owner ($1) still leases.
 // It looks the turns up by their primary key with the array itself (= any:
 // PostgreSQL sorts the ids, drops the repeated ones and reads each once), in
-// one scan of the index. The scalar subquery per turn it replaces, each an
-// executor call of its own, cost a third more: 115–136 µs against
-// 86–90 µs for a commit of 60 turns, 21–23 µs against 14–17 µs for 8. The
-// condition on the owner is the CASE of leasedOwner, which no partial index
-// of turns matches, so that a generic plan made on a new database keeps to
-// the key (TestGenericPlansUseKeys). It is materialized: eventsInsertSQL's
-// insert and its answer read the same turns, looked up once.
+// one scan of the index (docs/performance.md times it against a subquery
+// per turn). The condition on the owner is the CASE of leasedOwner, which
+// no partial index of turns matches, so that a generic plan made on a new
+// database keeps to the key (TestGenericPlansUseKeys). It is materialized:
+// eventsInsertSQL's insert and its answer read the same turns, looked up
+// once.
 var eventsGuard = `
 	with ok as materialized (
 		select g.id, g.num from turns g where g.id = any($2::text[]) and ` + leasedOwner("g") + ` = $1
