@@ -15,8 +15,9 @@ import (
 // pacer makes one stream's pauses of d with one timer, made on the first
 // and reset for each of the others.
 type pacer struct {
-	d time.Duration
-	t *time.Timer
+	d    time.Duration
+	t    *time.Timer
+	done <-chan struct{} // the stream's ctx.Done, read once
 }
 
 func (p *pacer) pause(ctx context.Context) error {
@@ -25,11 +26,12 @@ func (p *pacer) pause(ctx context.Context) error {
 	}
 	if p.t == nil {
 		p.t = time.NewTimer(p.d)
+		p.done = ctx.Done()
 	} else {
 		p.t.Reset(p.d)
 	}
 	select {
-	case <-ctx.Done():
+	case <-p.done:
 		return ctx.Err()
 	case <-p.t.C:
 		return nil
@@ -78,13 +80,17 @@ func (m *Model) text(ctx context.Context, opts *llms.CallOptions, s string) (*ll
 	if opts.StreamingFunc != nil {
 		p := pacer{d: m.Delay}
 		defer p.stop()
-		for _, w := range words(s) {
+		// One copy of the answer, handed out in pieces each capped at its
+		// end, so that a handler appending to one cannot reach the next.
+		b, start := []byte(s), 0
+		for _, end := range wordEnds(s) {
 			if err := p.pause(ctx); err != nil {
 				return nil, err
 			}
-			if err := opts.StreamingFunc(ctx, []byte(w)); err != nil {
+			if err := opts.StreamingFunc(ctx, b[start:end:end]); err != nil {
 				return nil, err
 			}
+			start = end
 		}
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: s, StopReason: "stop"}}}, nil
@@ -104,22 +110,22 @@ func chunks(s string, n int) []string {
 	return out
 }
 
-// words cuts s into pieces of three words with their trailing space.
-func words(s string) []string {
-	var out []string
+// wordEnds cuts s into pieces of three words with their trailing space,
+// and returns where each piece ends.
+func wordEnds(s string) []int {
+	var out []int
 	count := 0
-	start := 0
-	for i, r := range s {
-		if r == ' ' || r == '\n' {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' {
 			count++
 			if count == 3 {
-				out = append(out, s[start:i+1])
-				start, count = i+1, 0
+				out = append(out, i+1)
+				count = 0
 			}
 		}
 	}
-	if start < len(s) {
-		out = append(out, s[start:])
+	if len(s) > 0 && (len(out) == 0 || out[len(out)-1] < len(s)) {
+		out = append(out, len(s))
 	}
 	return out
 }
