@@ -15,7 +15,11 @@ func (s *session) appendLocked(out string) {
 	if out == "" {
 		return
 	}
-	s.tail = (s.tail + out)[max(0, len(s.tail)+len(out)-2):]
+	if len(out) >= 2 {
+		s.tail = out[len(out)-2:]
+	} else {
+		s.tail = (s.tail + out)[max(0, len(s.tail)+len(out)-2):]
+	}
 	s.afterTag = false
 	// A text_delta must not end inside "<ToolCall" or "</ToolCall": replay
 	// (Document.AppendNeutralised) escapes such an end, while the text that

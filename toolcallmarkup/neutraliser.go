@@ -1,6 +1,9 @@
 package toolcallmarkup
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Neutraliser turns a stream of untrusted text chunks (model or tool output)
 // into text that can never form a genuine tag, exactly as a Document's
@@ -23,6 +26,9 @@ type Neutraliser struct {
 
 // Write neutralises the chunk s and returns the text that is decided now.
 func (z *Neutraliser) Write(s string) string {
+	if z.pending == "" && !z.heldAmp && plain(s) {
+		return s // most chunks: nothing to escape, nothing to hold back
+	}
 	var out []byte
 	in := s
 	if z.heldAmp {
@@ -52,6 +58,12 @@ func (z *Neutraliser) Write(s string) string {
 	out, rest := neutralise(out, in, false)
 	z.hold(rest)
 	return string(out)
+}
+
+// plain reports whether neutralise leaves s as it is and holds nothing
+// back: no '<', '&' or NUL, and complete, valid UTF-8.
+func plain(s string) bool {
+	return strings.IndexAny(s, "<&\x00") < 0 && utf8.ValidString(s)
 }
 
 // hold keeps rest, the undecided end of the text, until the next chunk.

@@ -13,6 +13,8 @@ func TestNeutraliserMatchesDocument(t *testing.T) {
 	texts := []string{
 		"plain", "<ToolCall type=\"x\" status=\"running\" toolCallId=\"a\">", "&lt;ToolCall", "&amp;amp;lt;toolcall",
 		"</ToolCall>", "a < b && c > d", "\xe2\x82", "<Tool", "&", "&amp;", "x<toolcALL y",
+		// Chunks with nothing to escape are handed back as they are.
+		"naïve café 🙂 text", "nul\x00byte", "ok \xff bad", "plain then <ToolCall and plain",
 	}
 	for _, text := range texts {
 		for step := 1; step <= len(text)+1; step++ {
