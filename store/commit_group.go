@@ -31,7 +31,7 @@ type commitGroup struct {
 	calls    toolCallCols
 	todos    todoCols
 	contents contentCols
-	started  []string
+	started  texts
 	finishes finishCols
 	handOver handOverCols
 	notes    noteCols
@@ -112,7 +112,7 @@ func (g *commitGroup) queue(b *pgx.Batch, owner string) {
 
 // eventCols are the rows of the commit's events (see severalEvents).
 type eventCols struct {
-	turn []string
+	turn texts
 	typ  []int16  // the rows' types (storedForm)
 	data [][]byte // sent as text[]: the events' JSON as it is, not copied into strings
 	seq  []int64
@@ -169,10 +169,11 @@ func (c *eventCols) queue(b *pgx.Batch, owner string, passed map[string]int64) {
 		return
 	}
 	scan := func(rows pgx.Rows) error {
+		var id string
+		var num int64
+		dst := []any{&id, &num} // once a commit, not once a turn
 		for rows.Next() {
-			var id string
-			var num int64
-			if err := rows.Scan(&id, &num); err != nil {
+			if err := rows.Scan(dst...); err != nil {
 				return err
 			}
 			passed[id] = num
@@ -262,7 +263,7 @@ func (c *eventCols) copyData(dst []byte, num map[string]int64) ([]byte, int) {
 }
 
 type toolCallCols struct {
-	turn, id, parent, name, status, result, error []string
+	turn, id, parent, name, status, result, error texts
 	args                                          []*string
 	start                                         []time.Time
 	end                                           []*time.Time
@@ -320,7 +321,7 @@ var toolCallsSQL = `
 		select u.turn_id, u.id, u.parent_id, u.name, u.arguments::json, u.status, u.result, u.error, u.started_at, u.finished_at
 		from u where not exists (select from tool_calls c where c.turn_id = u.turn_id and c.id = u.id)`
 
-type todoCols struct{ turn, todos []string }
+type todoCols struct{ turn, todos texts }
 
 func (c *todoCols) add(w TurnWrite) error {
 	if w.Todos == nil {
@@ -358,7 +359,7 @@ var todosSQL = `
 
 // contentCols are the contents of messages whose turn goes on.
 type contentCols struct {
-	turn, msg, content []string
+	turn, msg, content texts
 	seq                []int64
 }
 
@@ -382,7 +383,7 @@ func (c *contentCols) queue(b *pgx.Batch, owner string) {
 // message's final content, in one statement — the one place a turn ends,
 // whether it ended live, was cancelled or was swept.
 type finishCols struct {
-	turn, status, error, content, msgStatus []string
+	turn, status, error, content, msgStatus texts
 	seq, in, out                            []int64
 }
 
@@ -414,7 +415,7 @@ func (c *finishCols) queue(b *pgx.Batch, owner string) {
 }
 
 type handOverCols struct {
-	turn []string
+	turn texts
 	ttl  []time.Duration
 }
 
