@@ -52,13 +52,17 @@ func matchRef(s string) int {
 	return noMatch
 }
 
-// neutralise appends the neutralised form of s to dst. Unless final, it
-// stops before a suffix that later text could change the meaning of (the
-// start of a "<toolcall" or of an entity in front of one, or an incomplete
-// UTF-8 sequence) and returns that suffix as rest. When final, such a suffix
-// is decided now: an incomplete UTF-8 sequence becomes U+FFFD and a '<' that
-// could still start a tag name becomes "&lt;".
-func neutralise(dst []byte, s string, final bool) (out []byte, rest string) {
+// neutralise returns prefix followed by the neutralised form of s. Unless
+// final, it stops before a suffix that later text could change the meaning
+// of (the start of a "<toolcall" or of an entity in front of one, or an
+// incomplete UTF-8 sequence) and returns that suffix as rest. When final,
+// such a suffix is decided now: an incomplete UTF-8 sequence becomes U+FFFD
+// and a '<' that could still start a tag name becomes "&lt;".
+//
+// It copies only once something changes: with no prefix and nothing to
+// replace (most chunks of a model's text), out is s itself, or its start.
+func neutralise(prefix, s string, final bool) (out, rest string) {
+	var dst []byte // nil until a replacement
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -71,13 +75,13 @@ func neutralise(dst []byte, s string, final bool) (out []byte, rest string) {
 				m = matchRef(s[i+1:])
 			}
 			if m == partialMatch && !final {
-				return append(dst, s[last:i]...), s[i:]
+				return joined(dst, prefix, s[last:i]), s[i:]
 			}
 			// A '<' that could still start a tag name when the text ends is
 			// escaped too: text appended later, after a flush, could
 			// otherwise complete it. A lone '&' cannot form a tag.
 			if m == fullMatch || m == partialMatch && c == '<' {
-				dst = append(dst, s[last:i]...)
+				dst = copied(dst, prefix, s, s[last:i])
 				if c == '<' {
 					dst = append(dst, "&lt;"...)
 				} else {
@@ -87,34 +91,51 @@ func neutralise(dst []byte, s string, final bool) (out []byte, rest string) {
 			}
 			i++
 		case c == 0:
-			dst = append(dst, s[last:i]...)
-			dst = utf8.AppendRune(dst, utf8.RuneError)
+			dst = utf8.AppendRune(copied(dst, prefix, s, s[last:i]), utf8.RuneError)
 			i++
 			last = i
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			if !final && !utf8.FullRuneInString(s[i:]) {
-				return append(dst, s[last:i]...), s[i:]
+				return joined(dst, prefix, s[last:i]), s[i:]
 			}
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && n == 1 {
-				dst = append(dst, s[last:i]...)
-				dst = utf8.AppendRune(dst, utf8.RuneError)
+				dst = utf8.AppendRune(copied(dst, prefix, s, s[last:i]), utf8.RuneError)
 				last = i + 1
 			}
 			i += n
 		}
 	}
-	return append(dst, s[last:]...), ""
+	return joined(dst, prefix, s[last:]), ""
+}
+
+// copied appends done, the text before a replacement, to dst, which it
+// first makes, holding prefix, when no replacement came before.
+func copied(dst []byte, prefix, s, done string) []byte {
+	if dst == nil {
+		dst = append(make([]byte, 0, len(prefix)+len(s)+8), prefix...)
+	}
+	return append(dst, done...)
+}
+
+// joined is neutralise's answer: dst and the unchanged text after it, or,
+// when nothing was replaced, prefix and that text (without a copy when
+// prefix is empty).
+func joined(dst []byte, prefix, tail string) string {
+	if dst == nil {
+		return prefix + tail
+	}
+	return string(append(dst, tail...))
 }
 
 // Neutralise returns untrusted text in the form a Document stores it: no
 // part of it can be read as a ToolCall tag, invalid UTF-8 and NUL are
 // replaced by U+FFFD, and RestoreText gives the text back.
 func Neutralise(s string) string {
-	out, _ := neutralise(make([]byte, 0, len(s)+8), s, true)
-	return string(out)
+	out, _ := neutralise("", s, true)
+	return out
 }
 
 // Text returns the text of content as a reader sees it: the ToolCall

@@ -1,9 +1,6 @@
 package toolcallmarkup
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // Neutraliser turns a stream of untrusted text chunks (model or tool output)
 // into text that can never form a genuine tag, exactly as a Document's
@@ -26,11 +23,7 @@ type Neutraliser struct {
 
 // Write neutralises the chunk s and returns the text that is decided now.
 func (z *Neutraliser) Write(s string) string {
-	if z.pending == "" && !z.heldAmp && plain(s) {
-		return s // most chunks: nothing to escape, nothing to hold back
-	}
-	var out []byte
-	in := s
+	prefix, in := "", s
 	if z.heldAmp {
 		// Only what follows the run of "amp;" decides the '&'.
 		rest := z.pending + s
@@ -43,27 +36,19 @@ func (z *Neutraliser) Write(s string) string {
 			z.pending = rest
 			return ""
 		}
-		out = append(out, '&')
+		prefix = "&"
 		if m == fullMatch {
-			out = append(out, "amp;"...)
+			prefix += "amp;"
 		}
-		for ; z.amps > 0; z.amps-- {
-			out = append(out, "amp;"...)
-		}
-		z.heldAmp, z.pending = false, ""
+		prefix += strings.Repeat("amp;", z.amps)
+		z.heldAmp, z.pending, z.amps = false, "", 0
 		in = rest
 	} else if z.pending != "" {
 		in = z.pending + s
 	}
-	out, rest := neutralise(out, in, false)
+	out, rest := neutralise(prefix, in, false)
 	z.hold(rest)
-	return string(out)
-}
-
-// plain reports whether neutralise leaves s as it is and holds nothing
-// back: no '<', '&' or NUL, and complete, valid UTF-8.
-func plain(s string) bool {
-	return strings.IndexAny(s, "<&\x00") < 0 && utf8.ValidString(s)
+	return out
 }
 
 // hold keeps rest, the undecided end of the text, until the next chunk.
@@ -91,9 +76,9 @@ func (z *Neutraliser) Flush() string {
 	if z.heldAmp {
 		in = "&" + strings.Repeat("amp;", z.amps) + z.pending
 	}
-	out, _ := neutralise(nil, in, true)
+	out, _ := neutralise("", in, true)
 	z.pending, z.heldAmp, z.amps = "", false, 0
-	return string(out)
+	return out
 }
 
 // Held reports whether text is held back, waiting for the next chunk or

@@ -13,7 +13,7 @@ func TestNeutraliserMatchesDocument(t *testing.T) {
 	texts := []string{
 		"plain", "<ToolCall type=\"x\" status=\"running\" toolCallId=\"a\">", "&lt;ToolCall", "&amp;amp;lt;toolcall",
 		"</ToolCall>", "a < b && c > d", "\xe2\x82", "<Tool", "&", "&amp;", "x<toolcALL y",
-		// Chunks with nothing to escape are handed back as they are.
+		// Unicode, NUL, invalid UTF-8, and plain text before a tag.
 		"naïve café 🙂 text", "nul\x00byte", "ok \xff bad", "plain then <ToolCall and plain",
 	}
 	for _, text := range texts {
@@ -35,6 +35,20 @@ func TestNeutraliserMatchesDocument(t *testing.T) {
 				t.Errorf("%q: text held after Flush", text)
 			}
 		}
+	}
+}
+
+// TestNeutraliserCopiesOnlyChanges: a chunk with nothing to replace comes
+// back as itself, with no allocation; one with something to replace does not.
+func TestNeutraliserCopiesOnlyChanges(t *testing.T) {
+	var z Neutraliser
+	for _, chunk := range []string{"three plain words ", "naïve café 🙂 "} {
+		if n := testing.AllocsPerRun(20, func() { _ = z.Write(chunk) }); n != 0 {
+			t.Errorf("Write(%q) allocates %v times, want 0", chunk, n)
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = z.Write("a <ToolCall b ") }); n == 0 {
+		t.Error("Write of a tag allocates nothing: nothing was escaped")
 	}
 }
 
