@@ -15,9 +15,8 @@ import (
 // pacer makes one stream's pauses of d with one timer, made on the first
 // and reset for each of the others.
 type pacer struct {
-	d    time.Duration
-	t    *time.Timer
-	done <-chan struct{} // the stream's ctx.Done, read once
+	d time.Duration
+	t *time.Timer
 }
 
 func (p *pacer) pause(ctx context.Context) error {
@@ -26,12 +25,11 @@ func (p *pacer) pause(ctx context.Context) error {
 	}
 	if p.t == nil {
 		p.t = time.NewTimer(p.d)
-		p.done = ctx.Done()
 	} else {
 		p.t.Reset(p.d)
 	}
 	select {
-	case <-p.done:
+	case <-ctx.Done():
 		return ctx.Err()
 	case <-p.t.C:
 		return nil
@@ -114,17 +112,17 @@ func chunks(s string, n int) []string {
 // and returns where each piece ends.
 func wordEnds(s string) []int {
 	var out []int
-	count := 0
+	count, start := 0, 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == ' ' || s[i] == '\n' {
 			count++
 			if count == 3 {
 				out = append(out, i+1)
-				count = 0
+				start, count = i+1, 0
 			}
 		}
 	}
-	if len(s) > 0 && (len(out) == 0 || out[len(out)-1] < len(s)) {
+	if start < len(s) {
 		out = append(out, len(s))
 	}
 	return out
