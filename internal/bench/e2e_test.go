@@ -93,6 +93,8 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 		if c := r.ServerCost; c == nil || c.CPU <= 0 || c.PeakRSS <= 0 || c.RSS <= 0 {
 			t.Errorf("server cost %+v: want CPU and memory", c)
+		} else if c.Kernel < 0 || c.Kernel > 1 {
+			t.Errorf("server cost %+v: the kernel's share is not a share of the CPU", c)
 		}
 		// Three turns of 3000 bytes are committed in several batches, and
 		// their goroutines are scheduled many times.

@@ -15,8 +15,9 @@ const userHZ = 100
 // proc is what Linux's /proc tells of a process at one moment.
 type proc struct {
 	PPID int
-	// CPU is the process's user plus system time (utime + stime).
-	CPU time.Duration
+	// CPU is the process's user plus system time (utime + stime), and
+	// SysCPU the part of it in the kernel (stime).
+	CPU, SysCPU time.Duration
 	// ChildCPU is the CPU time of its children that have exited and been
 	// waited for (cutime + cstime).
 	ChildCPU time.Duration
@@ -45,6 +46,7 @@ func readProc(pid int) (proc, error) {
 	return proc{
 		PPID:     st.PPID,
 		CPU:      ticks(int(st.UTime + st.STime)),
+		SysCPU:   ticks(int(st.STime)),
 		ChildCPU: ticks(st.CUTime + st.CSTime),
 		RSS:      int64(status.VmRSS),
 		PeakRSS:  int64(status.VmHWM),

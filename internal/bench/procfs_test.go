@@ -100,3 +100,47 @@ func TestReadSelf(t *testing.T) {
 		t.Errorf("before %+v, after %+v: want CPU to grow and a peak RSS", before, after)
 	}
 }
+
+// TestReadProcSystemTime checks that SysCPU is the kernel's part of CPU: a
+// loop reading /dev/zero spends most of its time there (the kernel fills
+// the buffer), a loop of arithmetic almost none.
+func TestReadProcSystemTime(t *testing.T) {
+	zero, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zero.Close()
+	b := make([]byte, 64<<10)
+	const d = 300 * time.Millisecond
+	// grown returns how much CPU and SysCPU grew while f ran for d.
+	grown := func(f func()) (cpu, sys time.Duration) {
+		before, err := readProc(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+			f()
+		}
+		after, err := readProc(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v of CPU, %v in the kernel", after.CPU-before.CPU, after.SysCPU-before.SysCPU)
+		if after.SysCPU > after.CPU {
+			t.Errorf("system time %v is more than the CPU time %v", after.SysCPU, after.CPU)
+		}
+		return after.CPU - before.CPU, after.SysCPU - before.SysCPU
+	}
+	cpu, sys := grown(func() {
+		if _, err := zero.Read(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if cpu <= 0 || sys*2 < cpu {
+		t.Errorf("reading /dev/zero: %v of CPU, %v of it in the kernel; want most of it", cpu, sys)
+	}
+	cpu, sys = grown(func() { burn(time.Millisecond) })
+	if cpu <= 0 || sys*2 > cpu {
+		t.Errorf("arithmetic: %v of CPU, %v of it in the kernel; want little of it", cpu, sys)
+	}
+}

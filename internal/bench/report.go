@@ -124,6 +124,7 @@ type ServerCost struct {
 	CPU        Duration `json:"cpuMs"`        // user + system time during the load
 	CPUPerTurn Duration `json:"cpuPerTurnMs"` //
 	Cores      float64  `json:"cores"`        // CPU time ÷ elapsed time
+	Kernel     float64  `json:"kernelShare"`  // the share of CPU in the kernel (stime): system calls, the socket writes most of them
 	PeakRSS    int64    `json:"peakRssBytes"` // VmHWM at the end: the process's peak
 	RSS        int64    `json:"rssBytes"`     // VmRSS at the end
 }
@@ -371,7 +372,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("unloaded", "%s alone; loaded ÷ unloaded: p50 %.2f×, p99 %.2f×", fmtDur(time.Duration(r.UnloadedTurn)), r.WholeTurnRatioP50, r.WholeTurnRatioP99)
 	if c := r.ServerCost; c != nil {
-		line("server cost", "CPU %s (%s per turn, %.2f cores), peak RSS %s", fmtDur(time.Duration(c.CPU)), fmtDur(time.Duration(c.CPUPerTurn)), c.Cores, fmtBytes(float64(c.PeakRSS)))
+		line("server cost", "CPU %s (%s per turn, %.2f cores, %.0f %% in the kernel), peak RSS %s", fmtDur(time.Duration(c.CPU)), fmtDur(time.Duration(c.CPUPerTurn)), c.Cores, 100*c.Kernel, fmtBytes(float64(c.PeakRSS)))
 	}
 	if st := r.Stages; st != nil {
 		line("commits", "%s", fmtHist(st.Commits))

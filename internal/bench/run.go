@@ -216,6 +216,7 @@ func (b *Bench) finishCosts(ctx context.Context, t *target, rep *Report, before,
 		rep.ServerCost = &ServerCost{
 			CPU: Duration(cpu), CPUPerTurn: Duration(float64(cpu) / turns),
 			Cores:   ratio(float64(cpu), float64(rep.Elapsed)),
+			Kernel:  ratio(float64(after.server.SysCPU-before.server.SysCPU), float64(cpu)),
 			PeakRSS: after.server.PeakRSS, RSS: after.server.RSS,
 		}
 	}
