@@ -3,8 +3,10 @@ package bench
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // burn uses about d of CPU time, so that at least one clock tick is counted.
@@ -111,36 +113,50 @@ func TestReadProcSystemTime(t *testing.T) {
 	}
 	defer zero.Close()
 	b := make([]byte, 64<<10)
-	const d = 300 * time.Millisecond
-	// grown returns how much CPU and SysCPU grew while f ran for d.
+	// grown runs f until the process has used want of CPU (20 clock
+	// ticks, so that the share is not decided by a few) and returns how
+	// much CPU and SysCPU grew meanwhile.
+	const want = 200 * time.Millisecond
 	grown := func(f func()) (cpu, sys time.Duration) {
 		before, err := readProc(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-			f()
+		for deadline := time.Now().Add(time.Minute); ; {
+			// /proc is read every 20 ms, its own cost small beside f's.
+			for next := time.Now().Add(20 * time.Millisecond); time.Now().Before(next); {
+				f()
+			}
+			after, err := readProc(os.Getpid())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.SysCPU > after.CPU {
+				t.Errorf("system time %v is more than the CPU time %v", after.SysCPU, after.CPU)
+			}
+			if cpu, sys = after.CPU-before.CPU, after.SysCPU-before.SysCPU; cpu >= want {
+				t.Logf("%v of CPU, %v in the kernel", cpu, sys)
+				return cpu, sys
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%v of CPU in a minute, want %v", cpu, want)
+			}
 		}
-		after, err := readProc(os.Getpid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%v of CPU, %v in the kernel", after.CPU-before.CPU, after.SysCPU-before.SysCPU)
-		if after.SysCPU > after.CPU {
-			t.Errorf("system time %v is more than the CPU time %v", after.SysCPU, after.CPU)
-		}
-		return after.CPU - before.CPU, after.SysCPU - before.SysCPU
 	}
 	cpu, sys := grown(func() {
-		if _, err := zero.Read(b); err != nil {
-			t.Fatal(err)
+		// The system call itself: os.File.Read would have the race
+		// detector, when on, account for the buffer in user time.
+		for range 10 {
+			if _, _, errno := syscall.Syscall(syscall.SYS_READ, zero.Fd(), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))); errno != 0 {
+				t.Fatal(errno)
+			}
 		}
 	})
-	if cpu <= 0 || sys*2 < cpu {
+	if sys*2 < cpu {
 		t.Errorf("reading /dev/zero: %v of CPU, %v of it in the kernel; want most of it", cpu, sys)
 	}
 	cpu, sys = grown(func() { burn(time.Millisecond) })
-	if cpu <= 0 || sys*2 > cpu {
+	if sys*2 > cpu {
 		t.Errorf("arithmetic: %v of CPU, %v of it in the kernel; want little of it", cpu, sys)
 	}
 }
