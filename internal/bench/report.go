@@ -124,7 +124,7 @@ type ServerCost struct {
 	CPU        Duration `json:"cpuMs"`        // user + system time during the load
 	CPUPerTurn Duration `json:"cpuPerTurnMs"` //
 	Cores      float64  `json:"cores"`        // CPU time ÷ elapsed time
-	Kernel     float64  `json:"kernelShare"`  // the share of CPU in the kernel (stime): system calls, the socket writes most of them
+	Kernel     float64  `json:"kernelShare"`  // stime ÷ (utime + stime): the share of the CPU spent in the kernel
 	PeakRSS    int64    `json:"peakRssBytes"` // VmHWM at the end: the process's peak
 	RSS        int64    `json:"rssBytes"`     // VmRSS at the end
 }
