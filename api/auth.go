@@ -14,7 +14,10 @@ const SessionCookie = "toolmark_session"
 
 type ctxKey int
 
-const userKey ctxKey = iota
+const (
+	userKey  ctxKey = iota
+	takenKey        // *takenLog of logRequests (direct.go)
+)
 
 // UserFromContext returns the authenticated user of a request.
 func UserFromContext(ctx context.Context) (toolmark.User, bool) {

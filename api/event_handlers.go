@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -63,17 +64,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		s.writeError(w, r, err)
 		return
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Turn-Id", t.ID)
+	if !render {
+		if ts, tctx, cancel := s.take(w, r); ts != nil {
+			defer cancel()
+			s.streamTaken(tctx, ts, h, t, after) // direct.go
+			return
+		}
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	w.WriteHeader(http.StatusOK)
 	s.cfg.Metrics.StreamOpened()
 	defer s.cfg.Metrics.StreamClosed()
-	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
+	if _, err := io.WriteString(w, streamPreamble); err != nil {
 		return
 	}
 	_ = rc.Flush()
@@ -88,21 +96,31 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 			}
 			return rc.Flush()
 		}, func() error {
-			if err := WriteComment(w, "keep-alive"); err != nil {
+			if _, err := io.WriteString(w, keepAlive); err != nil {
 				return err
 			}
 			return rc.Flush()
-		})
+		}, nil)
 	}
 	if errors.Is(err, errStreamClosed) {
 		// The server is going: the client reconnects at once, with its
 		// cursor, to another replica.
-		_, _ = fmt.Fprintf(w, ": %s\nretry: %d\n\n", errStreamClosed, closedRetry.Milliseconds())
+		_, _ = io.WriteString(w, closingHint)
 		_ = rc.Flush()
 	} else if err != nil && ctx.Err() == nil {
 		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
 	}
 }
+
+// The texts of a stream besides its events: its first (the reconnection
+// delay a client waits after a drop), the comment of an idle stream, which
+// clients ignore and which keeps proxies from closing it, and the last of a
+// stream the server closes.
+var (
+	streamPreamble = "retry: 1000\n\n"
+	keepAlive      = ": keep-alive\n\n"
+	closingHint    = fmt.Sprintf(": %s\nretry: %d\n\n", errStreamClosed, closedRetry.Milliseconds())
+)
 
 // closedRetry is the reconnection delay a stream the server closes asks of
 // its client.
@@ -116,14 +134,18 @@ var errStreamClosed = errors.New("the server is shutting down")
 // in seq order, until the batch holding the terminal event, ctx ends, the
 // server closes its streams (errStreamClosed), or fn fails. When the log no
 // longer holds the cursor, the first batch is a snapshot event. idle is
-// called when nothing arrived for the heartbeat interval. It returns nil
+// called when nothing arrived for the heartbeat interval. park, when not
+// nil, is offered a follower that has caught up with a local turn's tail,
+// instead of waiting: it reports whether it parked the follower with the
+// hub and, if so, returns the cursor the hub wrote up to once it handed the
+// follower back (streamTaken). It returns nil
 // after the terminal event, or when the turn is over and nothing follows
 // the cursor.
 //
 // Events come from the hub's in-memory tail of the turn; the store is read
 // only for a cursor older than the tail (a late resume, a follower that fell
 // behind) and for turns this replica knows nothing of.
-func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]fanout.Frame) error, idle func() error) error {
+func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]fanout.Frame) error, idle func() error, park func(cursor int64) (int64, bool, error)) error {
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	hub := s.cfg.Runner.Hub()
@@ -182,6 +204,16 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 			continue
 		} else if tail.Done {
 			return nil
+		}
+		if park != nil && !tail.Store {
+			c, parked, err := park(cursor)
+			if err != nil {
+				return err
+			}
+			if parked {
+				cursor = c
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -97,11 +98,11 @@ func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *ht
 		}
 		return write(frames)
 	}, func() error {
-		if err := WriteComment(w, "keep-alive"); err != nil {
+		if _, err := io.WriteString(w, keepAlive); err != nil {
 			return err
 		}
 		return rc.Flush()
-	})
+	}, nil)
 }
 
 // catchUp brings a view up to the event upTo: the snapshot of the stored

@@ -76,6 +76,9 @@ type Config struct {
 	MaxBodyBytes    int64         // [1 MiB]
 	MaxMessageBytes int           // longest user message [64 KiB]
 	Heartbeat       time.Duration // comment line on idle streams [15s]
+	// StreamWrites is who writes the events of a follower that caught up:
+	// StreamWritesHub [default] or StreamWritesFollower (direct.go).
+	StreamWrites string
 }
 
 // Server serves the HTTP API.
@@ -86,6 +89,12 @@ type Server struct {
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
 	draining  atomic.Bool
+
+	// The streams taken over from net/http (direct.go).
+	takeMu    sync.Mutex
+	taken     map[*takenStream]struct{}
+	takeEnded bool // StreamsClosed ran
+	takeWG    sync.WaitGroup
 }
 
 // errDraining answers what a draining server no longer takes.
@@ -116,12 +125,20 @@ func New(cfg Config) *Server {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	switch cfg.StreamWrites {
+	case "":
+		cfg.StreamWrites = StreamWritesHub
+	case StreamWritesHub, StreamWritesFollower:
+	default:
+		panic(fmt.Sprintf("api: unknown StreamWrites %q", cfg.StreamWrites))
+	}
 	if cfg.Render == nil {
 		cfg.Render = func(string) (string, error) { return "", nil }
 	}
 	cfg.Info.Auth = cfg.Auth
 	cfg.Info.Texts = StatusTexts{Thinking: statustext.Thinking}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{}),
+		taken: make(map[*takenStream]struct{})}
 	s.router = s.routes()
 	return s
 }
@@ -188,9 +205,14 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		start := time.Now()
-		next.ServeHTTP(ww, r)
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
-			"bytes", ww.BytesWritten(), "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()))
+		var taken takenLog // what a stream that took its connection over wrote
+		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), takenKey, &taken)))
+		status, bytes := ww.Status(), ww.BytesWritten()
+		if taken.status != 0 {
+			status, bytes = taken.status, int(taken.bytes)
+		}
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
+			"bytes", bytes, "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()))
 	})
 }
 

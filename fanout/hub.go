@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmark/toolmark"
@@ -77,6 +78,11 @@ type Hub struct {
 	// the finished turns' tails): a new tail is made that large at once,
 	// instead of growing by doubling, which allocated twice its frames.
 	tailSize int
+
+	dirty   []*Direct // parked followers with frames to write (direct.go)
+	writing bool      // the writer of dirty runs
+
+	directWrites, handedBack atomic.Int64 // DirectStats
 }
 
 // maxTailSize bounds the frames a new tail is made with room for.
@@ -94,6 +100,7 @@ type hubTurn struct {
 	wake      chan struct{} // closed when the tail grows
 	touched   time.Time
 	view      *TurnView // the live view of rendering followers, made on first use
+	direct    []*Direct // parked followers, written by the hub (direct.go)
 }
 
 // DefaultTailBytes bounds the frames a Hub keeps per turn.
@@ -127,7 +134,13 @@ func (h *Hub) Local(turnID string) {
 // it over): its followers here are fed from notifications.
 func (h *Hub) Remote(turnID string) {
 	h.mu.Lock()
-	h.turn(turnID).local = false
+	t := h.turn(turnID)
+	t.local = false
+	// Parked followers go back to their goroutines, which follow the
+	// store's notifications.
+	for len(t.direct) > 0 {
+		h.detach(t.direct[0])
+	}
 	h.mu.Unlock()
 }
 
@@ -138,6 +151,16 @@ func (h *Hub) Publish(turnID string, frames []Frame) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.append(h.turn(turnID), frames)
+}
+
+// PublishAll publishes the frames of several turns, one commit's, at once:
+// frames[i] are those of turnIDs[i].
+func (h *Hub) PublishAll(turnIDs []string, frames [][]Frame) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, id := range turnIDs {
+		h.append(h.turn(id), frames[i])
+	}
 }
 
 func (h *Hub) append(t *hubTurn, frames []Frame) {
@@ -170,6 +193,9 @@ func (h *Hub) append(t *hubTurn, frames []Frame) {
 	if grew {
 		close(t.wake)
 		t.wake = make(chan struct{})
+		if len(t.direct) > 0 {
+			h.queueDirect(t)
+		}
 	}
 }
 
@@ -219,7 +245,11 @@ type Tail struct {
 func (h *Hub) After(turnID string, cursor int64) Tail {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.turn(turnID)
+	return h.turn(turnID).after(cursor)
+}
+
+// after returns the frames after the cursor (the hub's mu held).
+func (t *hubTurn) after(cursor int64) Tail {
 	out := Tail{Wake: t.wake}
 	if len(t.frames) == 0 {
 		out.Store = !t.local || cursor > 0

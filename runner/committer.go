@@ -124,22 +124,33 @@ func (c *committer) flush(ctx context.Context) {
 		if err == nil || errors.As(err, &refused) {
 			c.r.cfg.Metrics.BatchPersisted(n, time.Since(start))
 			c.r.log.Debug("group commit", "turns", len(writes), "events", n, "took", time.Since(start))
+			// One publish for the commit's turns (those the store took): the
+			// hub's writer then writes its parked followers once for all.
+			var refusedTurns map[string]error
+			if refused != nil {
+				refusedTurns = refused.Turns
+			}
+			ids, published := make([]string, 0, len(writes)), frames[:0]
 			for i, w := range writes {
-				j := owners[i]
-				if refused != nil {
-					if why, ok := refused.Turns[w.TurnID]; ok {
-						if errors.Is(why, store.ErrLeaseLost) {
-							j.log.Error("the store refused the turn's events: its lease is lost", "err", why)
-							j.fail(errLeaseLost)
-						} else {
-							j.log.Error("the store refused the turn's events", "err", why)
-							j.fail(why)
-						}
-						continue
+				if why, ok := refusedTurns[w.TurnID]; ok {
+					j := owners[i]
+					if errors.Is(why, store.ErrLeaseLost) {
+						j.log.Error("the store refused the turn's events: its lease is lost", "err", why)
+						j.fail(errLeaseLost)
+					} else {
+						j.log.Error("the store refused the turn's events", "err", why)
+						j.fail(why)
 					}
+					owners[i] = nil
+					continue
 				}
-				c.r.hub.Publish(w.TurnID, frames[i])
-				j.committedWrite(w)
+				ids, published = append(ids, w.TurnID), append(published, frames[i])
+			}
+			c.r.hub.PublishAll(ids, published)
+			for i, w := range writes {
+				if owners[i] != nil {
+					owners[i].committedWrite(w)
+				}
 			}
 			return
 		}

@@ -52,6 +52,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
+	streamWrites := fs.String("stream-writes", envOr("TOOLMARK_STREAM_WRITES", api.StreamWritesHub), "who writes the events of an event stream that caught up (env TOOLMARK_STREAM_WRITES): hub (one writer after each commit, for every such stream over HTTP/1.1) or follower (each stream's own goroutine)")
 	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure or anthropic (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, else demo)")
 	var retry simplifiedagent.RetryPolicy
 	fs.IntVar(&retry.MaxAttempts, "model-attempts", 5, "attempts of a model call that fails before it streams anything (429, 529, 5xx, refused, reset, timeout); 1 never retries")
@@ -87,6 +88,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		allow = append(allow, pfx)
 	}
+	if *streamWrites != api.StreamWritesHub && *streamWrites != api.StreamWritesFollower {
+		return fmt.Errorf("--stream-writes must be %s or %s", api.StreamWritesHub, api.StreamWritesFollower)
+	}
 	// Listen first: a port in use fails at once, before the database starts.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -102,7 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
-		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Logger: log,
+		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, StreamWrites: *streamWrites, Logger: log,
 	})
 	if err != nil {
 		return err

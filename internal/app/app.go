@@ -58,8 +58,11 @@ type Config struct {
 	Retention   time.Duration
 	MaxMessage  int           // longest user message in bytes
 	Heartbeat   time.Duration // SSE keep-alive interval
-	ContextChar int           // history budget in characters before compaction
-	Logger      *slog.Logger
+	// StreamWrites is who writes a caught-up follower's events:
+	// api.StreamWritesHub (default) or api.StreamWritesFollower.
+	StreamWrites string
+	ContextChar  int // history budget in characters before compaction
+	Logger       *slog.Logger
 }
 
 // App is a running toolmark server's parts.
@@ -120,7 +123,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
 		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser,
 		Info:            api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
-		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat,
+		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWrites: cfg.StreamWrites,
 	})
 	return a, nil
 }
@@ -243,6 +246,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	// within its grace and about a second.
 	hctx, hcancel := context.WithTimeout(context.Background(), closeWait)
 	defer hcancel()
+	a.API.StreamsClosed(hctx) // the streams net/http no longer tracks
 	if err := srv.Shutdown(hctx); err != nil {
 		a.log.Warn("shutting down: requests still open; closing their connections", "err", err)
 		_ = srv.Close()

@@ -26,6 +26,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ type Options struct {
 	FetchAllow []netip.Prefix
 	// Grace is how long running turns get to finish at shutdown [5s].
 	Grace time.Duration
+	// SendBuffer, when > 0, is the send buffer (SO_SNDBUF) of the
+	// server's sockets, so that a client that stops reading fills one soon.
+	SendBuffer int
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
@@ -118,7 +122,19 @@ func Start(tb testing.TB, opts Options) *Server {
 		cancel()
 		tb.Fatalf("starting the app: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	if opts.SendBuffer > 0 {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, opts.SendBuffer)
+			}); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		cancel()
 		tb.Fatalf("listening: %v", err)

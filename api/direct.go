@@ -1,0 +1,361 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	kgzip "github.com/klauspost/compress/gzip"
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
+)
+
+// Taken-over streams: an event stream over HTTP/1.1 (not the render
+// stream) takes its connection over from net/http (Hijack) and writes the
+// response itself: the head, the chunked body and, when the client accepts
+// gzip, each chunk compressed on its own, as the compress middleware would.
+// Owning the connection lets the stream park with the hub (fanout.Direct)
+// once it has caught up: after each commit the hub's writer writes the
+// frames of every parked follower without blocking, and no follower's
+// goroutine wakes (docs/performance.md measures what that saves). A
+// follower whose socket is full, and one woken for its heartbeat, the
+// server's shutdown or the turn's end, goes on from its goroutine.
+//
+// A taken connection is closed when its stream ends ("Connection: close"),
+// and net/http no longer tracks it: the server does (StreamsClosed).
+
+// StreamWritesHub and StreamWritesFollower are the values of
+// Config.StreamWrites.
+const (
+	StreamWritesHub      = "hub"      // parked followers are written by the hub after each commit
+	StreamWritesFollower = "follower" // every stream is written by its own goroutine
+)
+
+// takenStream is an event stream whose connection the server took over.
+type takenStream struct {
+	conn net.Conn
+	raw  syscall.RawConn // nil when the connection has no descriptor: it never parks
+	gz   *kgzip.Writer   // nil when the body is not compressed
+	zbuf bytes.Buffer    // gz's output
+	out  []byte          // the chunk being written
+	rest []byte          // what a write of the hub's left: written first, by the stream
+	log  *takenLog       // the request log's figures; nil outside logRequests
+}
+
+// takenLog is what the request log says of a stream that took its
+// connection over, as net/http no longer counts for it.
+type takenLog struct {
+	status int
+	bytes  int64 // of the body, as sent
+}
+
+// write writes b, waiting for the socket.
+func (ts *takenStream) write(b []byte) error {
+	n, err := ts.conn.Write(b)
+	ts.counted(n)
+	return err
+}
+
+func (ts *takenStream) counted(n int) {
+	if ts.log != nil {
+		ts.log.bytes += int64(n)
+	}
+}
+
+// take takes the connection of an event stream over, or returns nil when
+// the stream stays with net/http: a render stream, HTTP/2, TLS, a client
+// that accepts deflate but not gzip, a server that closes its streams, or
+// Config.StreamWrites "follower". ctx is cancelled when the client
+// closes the connection.
+func (s *Server) take(w http.ResponseWriter, r *http.Request) (ts *takenStream, ctx context.Context, cancel context.CancelFunc) {
+	if s.cfg.StreamWrites != StreamWritesHub || r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.TLS != nil {
+		return nil, nil, nil
+	}
+	gzip := acceptsEncoding(r, "gzip")
+	if !gzip && acceptsEncoding(r, "deflate") {
+		return nil, nil, nil
+	}
+	s.takeMu.Lock()
+	if s.takeEnded {
+		s.takeMu.Unlock()
+		return nil, nil, nil
+	}
+	s.takeWG.Add(1)
+	s.takeMu.Unlock()
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.takeWG.Done()
+		return nil, nil, nil
+	}
+	_ = conn.SetDeadline(time.Time{}) // a stream outlives the server's timeouts
+	ts = &takenStream{conn: conn}
+	if l, ok := r.Context().Value(takenKey).(*takenLog); ok {
+		ts.log = l
+	}
+	if sc, ok := conn.(syscall.Conn); ok {
+		ts.raw, _ = sc.SyscallConn()
+	}
+	if gzip {
+		ts.gz, _ = kgzip.NewWriterLevel(&ts.zbuf, kgzip.StatelessCompression)
+	}
+	s.takeMu.Lock()
+	s.taken[ts] = struct{}{}
+	s.takeMu.Unlock()
+	// net/http no longer reads the connection: a read that fails (the
+	// client left, or release closed it) cancels the stream. A client sends
+	// nothing more on a stream; what it might is dropped.
+	ctx, cancel = context.WithCancel(r.Context())
+	go func() {
+		defer cancel()
+		var b [512]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				return
+			}
+		}
+	}()
+	return ts, ctx, cancel
+}
+
+// release forgets a taken stream once it ended.
+func (s *Server) release(ts *takenStream) {
+	_ = ts.conn.Close()
+	s.takeMu.Lock()
+	delete(s.taken, ts)
+	s.takeMu.Unlock()
+	s.takeWG.Done()
+}
+
+// StreamsClosed waits, after CloseStreams, for the taken-over streams to
+// end (http.Server.Shutdown does not wait for them), and closes the
+// connections of those still open when ctx ends. No stream is taken over
+// afterwards.
+func (s *Server) StreamsClosed(ctx context.Context) {
+	s.takeMu.Lock()
+	s.takeEnded = true
+	s.takeMu.Unlock()
+	done := make(chan struct{})
+	go func() { s.takeWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	s.takeMu.Lock()
+	for ts := range s.taken {
+		_ = ts.conn.Close()
+	}
+	s.takeMu.Unlock()
+	<-done
+}
+
+// acceptsEncoding reports whether the request accepts the content coding,
+// by the compress middleware's rule (chi's: a listed name containing it).
+func acceptsEncoding(r *http.Request, coding string) bool {
+	for _, v := range strings.Split(strings.ToLower(r.Header.Get("Accept-Encoding")), ",") {
+		if strings.Contains(v, coding) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeHead writes the response's head, with h's fields, and first as the
+// body's first chunk.
+func (ts *takenStream) writeHead(h http.Header, first string) error {
+	if ts.gz != nil {
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+	}
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	h.Set("Transfer-Encoding", "chunked")
+	h.Set("Connection", "close")
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	if _, err := ts.conn.Write(head.Bytes()); err != nil {
+		return err
+	}
+	if ts.log != nil {
+		ts.log.status = http.StatusOK
+	}
+	return ts.write(ts.chunk(first))
+}
+
+// chunk returns text as a chunk of the body.
+func (ts *takenStream) chunk(text string) []byte {
+	return ts.framesChunk([]fanout.Frame{{SSE: []byte(text)}})
+}
+
+// frame wraps body in the chunked encoding's size line and end. body may
+// be ts.out itself.
+func (ts *takenStream) frame(body []byte) []byte {
+	var size [16]byte
+	line := strconv.AppendInt(size[:0], int64(len(body)), 16)
+	line = append(line, '\r', '\n')
+	n := len(line) + len(body) + 2
+	out := ts.out
+	if cap(out) < n {
+		out = make([]byte, n, n+n/2)
+	}
+	out = out[:n]
+	copy(out[len(line):], body) // copy handles body overlapping out
+	copy(out, line)
+	out[n-2], out[n-1] = '\r', '\n'
+	ts.out = out
+	return out
+}
+
+// framesChunk is the chunk of frames' SSE bytes.
+func (ts *takenStream) framesChunk(frames []fanout.Frame) []byte {
+	if ts.gz == nil {
+		body := ts.out[:0]
+		for _, f := range frames {
+			body = append(body, f.SSE...)
+		}
+		ts.out = body
+		return ts.frame(body)
+	}
+	ts.zbuf.Reset()
+	for _, f := range frames {
+		_, _ = ts.gz.Write(f.SSE)
+	}
+	_ = ts.gz.Flush()
+	return ts.frame(ts.zbuf.Bytes())
+}
+
+// flushRest writes what a write of the hub's left, waiting for the socket.
+func (ts *takenStream) flushRest() error {
+	if len(ts.rest) == 0 {
+		return nil
+	}
+	err := ts.write(ts.rest)
+	ts.rest = ts.rest[:0]
+	return err
+}
+
+// Frames writes frames, waiting for the socket (the stream's goroutine).
+func (ts *takenStream) Frames(frames []fanout.Frame) error {
+	if err := ts.flushRest(); err != nil {
+		return err
+	}
+	return ts.write(ts.framesChunk(frames))
+}
+
+// Text writes text as a chunk, waiting for the socket.
+func (ts *takenStream) Text(text string) error {
+	if err := ts.flushRest(); err != nil {
+		return err
+	}
+	return ts.write(ts.chunk(text))
+}
+
+// TryWrite implements fanout.DirectWriter: one write system call that
+// does not wait; what the socket did not take is kept for flushRest.
+func (ts *takenStream) TryWrite(frames []fanout.Frame) (bool, error) {
+	if len(ts.rest) > 0 {
+		return false, nil // not parked with a rest; kept in order all the same
+	}
+	b := ts.framesChunk(frames)
+	var n int
+	var werr error
+	err := ts.raw.Write(func(fd uintptr) bool {
+		for {
+			n, werr = syscall.Write(int(fd), b)
+			if werr != syscall.EINTR {
+				return true
+			}
+		}
+	})
+	if err == nil && werr != nil && werr != syscall.EAGAIN {
+		err = werr
+	}
+	if err != nil {
+		return false, err
+	}
+	n = max(n, 0)
+	ts.counted(n)
+	if n == len(b) {
+		return true, nil
+	}
+	ts.rest = append(ts.rest[:0], b[n:]...)
+	return false, nil
+}
+
+// end ends the body (the gzip trailer, the last chunk); the connection is
+// closed by release.
+func (ts *takenStream) end() {
+	if err := ts.flushRest(); err != nil {
+		return
+	}
+	var last []byte
+	if ts.gz != nil {
+		ts.zbuf.Reset()
+		_ = ts.gz.Close()
+		last = ts.frame(ts.zbuf.Bytes())
+	}
+	_ = ts.write(append(last, "0\r\n\r\n"...))
+}
+
+// streamTaken writes the events of t after the cursor to a taken-over
+// connection; see stream.
+func (s *Server) streamTaken(ctx context.Context, ts *takenStream, h http.Header, t toolmark.Turn, after int64) {
+	defer s.release(ts)
+	s.cfg.Metrics.StreamOpened()
+	defer s.cfg.Metrics.StreamClosed()
+	if err := ts.writeHead(h, streamPreamble); err != nil {
+		return
+	}
+	hub := s.cfg.Runner.Hub()
+	d := fanout.NewDirect(ts)
+	var park func(cursor int64) (int64, bool, error)
+	if ts.raw != nil {
+		park = func(cursor int64) (int64, bool, error) {
+			if !hub.Park(t.ID, d, cursor) {
+				return cursor, false, nil
+			}
+			heartbeat := time.NewTimer(s.cfg.Heartbeat)
+			defer heartbeat.Stop()
+			var err error
+			beat := false
+			select {
+			case <-d.Wake():
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-s.closing:
+				err = errStreamClosed
+			case <-heartbeat.C:
+				beat = true
+			}
+			cursor, werr := hub.Unpark(d)
+			switch {
+			case werr != nil:
+				return cursor, true, werr
+			case ctx.Err() != nil:
+				return cursor, true, ctx.Err()
+			}
+			if ferr := ts.flushRest(); ferr != nil {
+				return cursor, true, ferr
+			}
+			if beat {
+				err = ts.Text(keepAlive)
+				hub.Poll(t.ID)
+			}
+			return cursor, true, err
+		}
+	}
+	err := s.followFrames(ctx, t, after, ts.Frames, func() error { return ts.Text(keepAlive) }, park)
+	if errors.Is(err, errStreamClosed) {
+		_ = ts.Text(closingHint)
+	} else if err != nil && ctx.Err() == nil {
+		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
+	}
+	ts.end()
+}

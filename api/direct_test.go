@@ -1,0 +1,211 @@
+package api_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/simplifiedagent/demo"
+)
+
+// rawStream opens a turn's event stream over a connection of its own,
+// with the request written by hand (HTTP/1.1, as a browser's or curl's),
+// and returns the response and the connection. rcvbuf > 0 makes the
+// connection's receive buffer that small, so that the server's socket fills
+// when the client does not read.
+func rawStream(t *testing.T, base, turnID, acceptEncoding string, rcvbuf int) (*http.Response, net.Conn) {
+	t.Helper()
+	d := net.Dialer{Timeout: 10 * time.Second}
+	if rcvbuf > 0 {
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
+			})
+			if err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	host := strings.TrimPrefix(base, "http://")
+	conn, err := d.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	req := "GET /api/turns/" + turnID + "/events HTTP/1.1\r\nHost: " + host + "\r\nAccept: text/event-stream\r\n"
+	if acceptEncoding != "" {
+		req += "Accept-Encoding: " + acceptEncoding + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the response's head: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	return resp, conn
+}
+
+// body returns the response's body, decompressed when it is gzip, and
+// checks the head of a taken-over stream.
+func streamBody(t *testing.T, resp *http.Response, gzipped bool) io.Reader {
+	t.Helper()
+	if got := resp.Header.Get("Content-Type"); got != "text/event-stream" {
+		t.Errorf("Content-Type %q", got)
+	}
+	if len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" || !resp.Close {
+		t.Errorf("Transfer-Encoding %v, close %v: want chunked, close", resp.TransferEncoding, resp.Close)
+	}
+	if resp.Header.Get("X-Turn-Id") == "" || resp.Header.Get("Date") == "" {
+		t.Errorf("head %v", resp.Header)
+	}
+	if !gzipped {
+		if ce := resp.Header.Get("Content-Encoding"); ce != "" {
+			t.Fatalf("Content-Encoding %q, asked for none", ce)
+		}
+		return resp.Body
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", ce)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
+}
+
+// readStream reads a stream's frames to its end, which must be clean (the
+// last chunk, and gzip's trailer when compressed), and returns its events,
+// its comments and whether it ended with the server's hint to reconnect.
+func readStream(t *testing.T, body io.Reader) (evs []toolmark.Event, comments int, retry string) {
+	t.Helper()
+	comments, err := readFrames(body, func(f frame) bool {
+		if f.Data != "" {
+			evs = append(evs, mustEvent(t, f))
+		}
+		if f.Retry != "" {
+			retry = f.Retry
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	return evs, comments, retry
+}
+
+// TestTakenOverStream follows turns over HTTP/1.1 connections that the
+// server takes over, with and without gzip: the head is a valid chunked
+// response, the body ends cleanly, every event comes once and in order, the
+// hub wrote the parked follower's events, and idle stretches carry
+// keep-alives.
+func TestTakenOverStream(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond, Heartbeat: 12 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	hub := srv.App.Runner.Hub()
+	for _, enc := range []string{"", "gzip", "gzip, deflate, br"} {
+		t.Run("encoding="+enc, func(t *testing.T) {
+			before := hub.DirectStats()
+			turn := c.postTurn(c.newConversation(), twoToolQuestion)
+			resp, _ := rawStream(t, srv.URL, turn.ID, enc, 0)
+			evs, comments, _ := readStream(t, streamBody(t, resp, enc != ""))
+			checkStream(t, srv, evs)
+			if comments == 0 {
+				t.Error("no keep-alive while the demo paused")
+			}
+			if after := hub.DirectStats(); after.Writes == before.Writes {
+				t.Errorf("the hub wrote nothing to the parked follower: %+v", after)
+			}
+		})
+	}
+	t.Run("Go client", func(t *testing.T) {
+		// net/http's client asks for gzip and decompresses.
+		turn := c.postTurn(c.newConversation(), twoToolQuestion)
+		checkStream(t, srv, c.allEvents(turn.ID, -1))
+	})
+}
+
+// TestTakenOverStreamSlowReader stops reading a stream while a long answer
+// streams, so that the server's socket fills: the hub hands the follower
+// back to its goroutine with what the socket did not take, and the client,
+// reading again, gets every event once and in order.
+func TestTakenOverStreamSlowReader(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{SendBuffer: 4096, Model: &app.ModelConfig{
+		Provider: "demo", DemoDelay: -1, Demo: demo.Config{AnswerBytes: 96 << 10},
+	}})
+	c := newClient(t, srv.URL, "")
+	hub := srv.App.Runner.Hub()
+	for _, enc := range []string{"", "gzip"} {
+		t.Run("encoding="+enc, func(t *testing.T) {
+			before := hub.DirectStats()
+			turn := c.postTurn(c.newConversation(), twoToolQuestion)
+			resp, _ := rawStream(t, srv.URL, turn.ID, enc, 4096)
+			body := bufio.NewReaderSize(streamBody(t, resp, enc != ""), 64)
+			// Read the first frame, so that the follower has caught up
+			// and parked, then nothing until the turn has ended.
+			if _, err := body.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			var tr struct {
+				Turn toolmark.Turn `json:"turn"`
+			}
+			deadline := time.Now().Add(time.Minute)
+			for c.mustJSON("GET", "/api/turns/"+turn.ID, "", 200, &tr); !tr.Turn.Status.Final(); c.mustJSON("GET", "/api/turns/"+turn.ID, "", 200, &tr) {
+				if time.Now().After(deadline) {
+					t.Fatal("the turn did not end")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			evs, _, _ := readStream(t, io.MultiReader(strings.NewReader("\n"), body))
+			// The first line read was "retry: 1000"; the events follow.
+			checkStream(t, srv, evs)
+			if after := hub.DirectStats(); after.HandedBack == before.HandedBack {
+				t.Errorf("the socket never filled (%+v): the test did not test the hand-back", after)
+			}
+		})
+	}
+}
+
+// TestTakenOverStreamShutdown stops the server while a taken-over stream
+// is parked: the stream ends cleanly, with the hint to reconnect or the
+// turn's end, and the server does not wait for the client.
+func TestTakenOverStreamShutdown(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 100 * time.Millisecond, Grace: 200 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	turn := c.postTurn(c.newConversation(), twoToolQuestion)
+	resp, _ := rawStream(t, srv.URL, turn.ID, "gzip", 0)
+	body := streamBody(t, resp, true)
+	stopped := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // parked by then
+		start := time.Now()
+		err := srv.Stop()
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("shutting down took %v", d)
+		}
+		stopped <- err
+	}()
+	evs, _, retry := readStream(t, body)
+	if len(evs) == 0 {
+		t.Fatal("no events before the shutdown")
+	}
+	if !evs[len(evs)-1].Type.Terminal() && retry != "100" {
+		t.Errorf("the stream ended with %s and retry %q: want the turn's end or the hint to reconnect", evs[len(evs)-1].Type, retry)
+	}
+	<-stopped
+}
