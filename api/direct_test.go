@@ -179,6 +179,13 @@ func TestTakenOverStreamSlowReader(t *testing.T) {
 			}
 		})
 	}
+	// The metrics say so too.
+	_, _, b := c.do("GET", "/metrics", "")
+	for _, name := range []string{"toolmark_stream_hub_writes_total", "toolmark_stream_handed_back_total"} {
+		if !strings.Contains(string(b), "\n"+name+" ") || strings.Contains(string(b), "\n"+name+" 0\n") {
+			t.Errorf("/metrics: %s missing or zero", name)
+		}
+	}
 }
 
 // TestTakenOverStreamShutdown stops the server while a taken-over stream

@@ -119,6 +119,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Store: a.DB, Run: ag.run, After: ag.after, Logger: cfg.Logger, Metrics: a.Metrics,
 		MaxTurns: cfg.MaxTurns, LeaseTTL: cfg.LeaseTTL, Retention: cfg.Retention, ModelName: ag.name,
 	})
+	a.Metrics.HubWrites(func() (int64, int64) {
+		st := a.Runner.Hub().DirectStats()
+		return st.Writes, st.HandedBack
+	})
 	a.API = api.New(api.Config{
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
 		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser,

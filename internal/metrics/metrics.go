@@ -118,3 +118,20 @@ func (m *Metrics) RunningChanged(delta int) {
 		m.activeTurns.Add(float64(delta))
 	}
 }
+
+// HubWrites adds the counters of the hub's writes to parked followers,
+// read from stats when scraped: writes of one commit's frames, and
+// followers handed back to their goroutine because their socket was full.
+func (m *Metrics) HubWrites(stats func() (writes, handedBack int64)) {
+	if m == nil {
+		return
+	}
+	m.registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolmark_stream_hub_writes_total", Help: "Writes of a commit's events to a parked event stream by the hub's writer.",
+		}, func() float64 { w, _ := stats(); return float64(w) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolmark_stream_handed_back_total", Help: "Parked event streams handed back to their goroutine because their socket was full (a slow client).",
+		}, func() float64 { _, h := stats(); return float64(h) }),
+	)
+}
