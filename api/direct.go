@@ -327,8 +327,7 @@ func (s *Server) streamTaken(ctx context.Context, ts *takenStream, h http.Header
 			beat := false
 			select {
 			case <-d.Wake():
-			case <-ctx.Done():
-				err = ctx.Err()
+			case <-ctx.Done(): // the client left: checked below
 			case <-s.closing:
 				err = errStreamClosed
 			case <-heartbeat.C:
@@ -345,8 +344,9 @@ func (s *Server) streamTaken(ctx context.Context, ts *takenStream, h http.Header
 				return cursor, true, ferr
 			}
 			if beat {
+				// A parked follower's turn runs here: no notification
+				// to poll for, unlike followFrames' idle.
 				err = ts.Text(keepAlive)
-				hub.Poll(t.ID)
 			}
 			return cursor, true, err
 		}

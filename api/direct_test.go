@@ -146,7 +146,7 @@ func TestTakenOverStream(t *testing.T) {
 // reading again, gets every event once and in order.
 func TestTakenOverStreamSlowReader(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{SendBuffer: 4096, Model: &app.ModelConfig{
-		Provider: "demo", DemoDelay: -1, Demo: demo.Config{AnswerBytes: 96 << 10},
+		Provider: "demo", DemoDelay: -1, Demo: demo.Config{AnswerBytes: 512 << 10},
 	}})
 	c := newClient(t, srv.URL, "")
 	hub := srv.App.Runner.Hub()
