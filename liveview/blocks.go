@@ -171,7 +171,11 @@ func (l *View) safeCut(src string, blocks []markdown.TopBlock, k int) bool {
 	if b.Start <= 0 || !strings.Contains(src[b.Start:], "\n") {
 		return false // unknown position, or a line still being written
 	}
-	if !b.BlankBefore && !blocks[k-1].Closed {
+	if !b.BlankBefore && (!blocks[k-1].Closed || opensContainer(src[b.Start:])) {
+		// A list (or a quote holding one) right after a closed block
+		// renders tight or loose by that line (goldmark, with a link
+		// reference definition opening an item): alone it would render
+		// as after a blank line.
 		return false
 	}
 	// No top-level element may straddle the cut.
@@ -187,6 +191,38 @@ func (l *View) safeCut(src string, blocks []markdown.TopBlock, k int) bool {
 		pos = end
 	}
 	return true
+}
+
+// opensContainer reports whether src's first line opens a list item or a
+// block quote: a list marker or '>' after at most three spaces.
+func opensContainer(src string) bool {
+	line, _, _ := strings.Cut(src, "\n")
+	for i := 0; i < 3 && strings.HasPrefix(line, " "); i++ {
+		line = line[1:]
+	}
+	if line == "" {
+		return false
+	}
+	if line[0] == '>' {
+		return true
+	}
+	rest := ""
+	switch c := line[0]; {
+	case c == '-' || c == '+' || c == '*':
+		rest = line[1:]
+	case c >= '0' && c <= '9':
+		n := 1
+		for n < len(line) && n < 10 && line[n] >= '0' && line[n] <= '9' {
+			n++
+		}
+		if n == len(line) || n > 9 || (line[n] != '.' && line[n] != ')') {
+			return false
+		}
+		rest = line[n+1:]
+	default:
+		return false
+	}
+	return rest == "" || rest[0] == ' ' || rest[0] == '\t'
 }
 
 // finish appends a finished block.

@@ -356,6 +356,10 @@ func FuzzLive(f *testing.F) {
 	}
 	f.Add("# H\n\n- a\n- b\n\n> q\n\n```\ncode\n```\n\n[r]: /u\n\n[r]", uint64(2))
 	f.Add("a\n***\nb\n===\n\n1. x\n2. y\n\n    indented\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", uint64(3))
+	// A list right after a closed block, an item opening with a link
+	// reference definition: tight in its place, loose alone.
+	f.Add("# 000000\n* [0]:0\n0", uint64(2))
+	f.Add("# H\n> * [0]:0\n> 0\n\n***\n1. [x]: /u\nz", uint64(5))
 	r := markdown.New()
 	f.Fuzz(func(t *testing.T, text string, seed uint64) {
 		if strings.IndexByte(text, 0) >= 0 || len(text) > 2000 {
