@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -26,16 +27,7 @@ func rawStream(t *testing.T, base, turnID, acceptEncoding string, rcvbuf int) (*
 	t.Helper()
 	d := net.Dialer{Timeout: 10 * time.Second}
 	if rcvbuf > 0 {
-		d.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) {
-				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
-			})
-			if err != nil {
-				return err
-			}
-			return serr
-		}
+		d.Control = testserver.SocketOption(syscall.SO_RCVBUF, rcvbuf)
 	}
 	host := strings.TrimPrefix(base, "http://")
 	conn, err := d.Dial("tcp", host)
@@ -135,8 +127,18 @@ func TestTakenOverStream(t *testing.T) {
 	}
 	t.Run("Go client", func(t *testing.T) {
 		// net/http's client asks for gzip and decompresses.
+		before := hub.DirectStats()
 		turn := c.postTurn(c.newConversation(), twoToolQuestion)
-		checkStream(t, srv, c.allEvents(turn.ID, -1))
+		resp := c.stream(context.Background(), turn.ID, -1)
+		defer resp.Body.Close()
+		if !resp.Uncompressed || !resp.Close {
+			t.Errorf("uncompressed %v, close %v: want a gzip stream the server took over", resp.Uncompressed, resp.Close)
+		}
+		evs, _, _ := readStream(t, resp.Body)
+		checkStream(t, srv, evs)
+		if after := hub.DirectStats(); after.Writes == before.Writes {
+			t.Errorf("the hub wrote nothing to the parked follower: %+v", after)
+		}
 	})
 }
 

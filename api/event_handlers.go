@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
+	"github.com/toolmark/toolmark/internal/sse"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -118,7 +119,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 // stream the server closes.
 var (
 	streamPreamble = "retry: 1000\n\n"
-	keepAlive      = ": keep-alive\n\n"
+	keepAlive      = string(sse.AppendComment(nil, "keep-alive"))
 	closingHint    = fmt.Sprintf(": %s\nretry: %d\n\n", errStreamClosed, closedRetry.Milliseconds())
 )
 

@@ -31,6 +31,6 @@ func WriteEvent(w io.Writer, e toolmark.Event) error {
 // WriteComment writes an SSE comment line, which clients ignore and which
 // keeps proxies from closing an idle stream.
 func WriteComment(w io.Writer, text string) error {
-	_, err := fmt.Fprintf(w, ": %s\n\n", text)
+	_, err := w.Write(sse.AppendComment(nil, text))
 	return err
 }

@@ -84,6 +84,20 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
+// SocketOption returns a net.Dialer's or net.ListenConfig's Control that
+// sets the socket-level option opt (syscall.SO_SNDBUF, SO_RCVBUF) to value.
+func SocketOption(opt, value int) func(network, address string, c syscall.RawConn) error {
+	return func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, value)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
 // Start starts a server that stops when the test ends.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
@@ -124,15 +138,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	}
 	var lc net.ListenConfig
 	if opts.SendBuffer > 0 {
-		lc.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			if err := c.Control(func(fd uintptr) {
-				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, opts.SendBuffer)
-			}); err != nil {
-				return err
-			}
-			return serr
-		}
+		lc.Control = SocketOption(syscall.SO_SNDBUF, opts.SendBuffer)
 	}
 	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
