@@ -260,10 +260,13 @@ func (ts *takenStream) Text(text string) error {
 // TryWrite implements fanout.DirectWriter: one write system call that
 // does not wait; what the socket did not take is kept for flushRest.
 func (ts *takenStream) TryWrite(frames []fanout.Frame) (bool, error) {
-	if len(ts.rest) > 0 {
-		return false, nil // not parked with a rest; kept in order all the same
-	}
 	b := ts.framesChunk(frames)
+	if len(ts.rest) > 0 {
+		// Not parked with a rest, but should it be, the frames go after
+		// it, for the stream's goroutine.
+		ts.rest = append(ts.rest, b...)
+		return false, nil
+	}
 	var n int
 	var werr error
 	err := ts.raw.Write(func(fd uintptr) bool {

@@ -185,9 +185,12 @@ func (h *Hub) append(t *hubTurn, frames []Frame) {
 		}
 		grew = true
 	}
+	// The frames trimmed are not cleared: a follower, or the hub's writer,
+	// may still hold them (After's Frames, used after the lock is
+	// released). They go with the backing array, once append has moved
+	// the tail to a new one.
 	for t.bytes > h.maxBytes && len(t.frames) > 1 {
 		t.bytes -= len(t.frames[0].SSE)
-		t.frames[0] = Frame{}
 		t.frames = t.frames[1:]
 	}
 	if grew {

@@ -79,6 +79,27 @@ func TestHubTailBound(t *testing.T) {
 	}
 }
 
+// TestHubTailFramesKept: the frames After returned stay as they were while
+// the tail is trimmed behind them, as a follower (or the hub's writer)
+// uses them after the hub's lock is released.
+func TestHubTailFramesKept(t *testing.T) {
+	h := NewHub(nil)
+	h.tailSize = 64 // room to grow in place, as a turn's tail usually has
+	h.Local("t")
+	h.Publish("t", frames("t", 1, 10, ""))
+	held := h.After("t", 0).Frames
+	h.maxBytes = 1 // the next publish trims the tail to its last frame
+	h.Publish("t", frames("t", 11, 12, ""))
+	if tail := h.After("t", 0); !tail.Store {
+		t.Fatalf("the tail was not trimmed: %+v", tail)
+	}
+	for i, f := range held {
+		if f.Event.Seq != int64(i+1) || !strings.Contains(string(f.SSE), "id: "+strconv.Itoa(i+1)+"\n") {
+			t.Fatalf("held frame %d changed to seq %d %q after the trim", i, f.Event.Seq, f.SSE)
+		}
+	}
+}
+
 // TestHubRemote: a turn of another replica is read from the store once per
 // notification, whatever the number of followers.
 func TestHubRemote(t *testing.T) {
