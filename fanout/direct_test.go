@@ -2,6 +2,8 @@ package fanout
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -220,6 +222,181 @@ func TestParkManyFollowers(t *testing.T) {
 			if got := waitWritten(t, r, 49); !seqsEqual(got, 2, 50) {
 				t.Fatalf("turn %s: written %v", ids[i], got)
 			}
+		}
+	}
+}
+
+// restWriter is a DirectWriter whose connection takes a random part of
+// each write: the seqs it took go to the log, the others wait in rest for
+// the follower's goroutine, as takenStream keeps its unwritten bytes.
+type restWriter struct {
+	log  []int64
+	rest []int64
+	rnd  uint64
+}
+
+func (w *restWriter) TryWrite(frames []Frame) (bool, error) {
+	if len(w.rest) > 0 {
+		panic("written while a rest waits")
+	}
+	w.rnd = w.rnd*6364136223846793005 + 1442695040888963407
+	n := len(frames)
+	if w.rnd>>60 == 0 { // one write in sixteen falls short
+		n = int(w.rnd>>32) % n
+	}
+	for i, f := range frames {
+		runtime.Gosched() // a write takes a while: the tail moves meanwhile
+		if i < n {
+			w.log = append(w.log, f.Event.Seq)
+		} else {
+			w.rest = append(w.rest, f.Event.Seq)
+		}
+	}
+	return n == len(frames), nil
+}
+
+// TestParkFollowersOnATrimmedTail runs followers as the stream handlers do
+// (read the tail, else the store; park when caught up; take over when
+// handed back) on turns whose tail is trimmed as they go, with writes that
+// fall short at random (run with -race): every follower gets every event
+// once, in order, and no frame it holds changes under it.
+func TestParkFollowersOnATrimmedTail(t *testing.T) {
+	h := NewHub(nil)
+	h.maxBytes = 2000 // about 20 frames
+	h.tailSize = 64   // the tail grows in place, behind the frames followers hold
+	const turns, perTurn, last = 8, 3, 400
+	logs := make([]*storeLog, turns)
+	var followers sync.WaitGroup
+	results := make(chan string, turns*perTurn)
+	for i := range turns {
+		id := "t" + string(rune('a'+i))
+		h.Local(id)
+		logs[i] = &storeLog{all: frames(id, 1, last, toolmark.EventTurnCompleted)}
+		logs[i].commit(h, id, 1)
+		for k := range perTurn {
+			followers.Add(1)
+			go func() {
+				defer followers.Done()
+				results <- follow(h, id, last, logs[i], uint64(i*perTurn+k+1))
+			}()
+		}
+	}
+	var publishers sync.WaitGroup
+	for i := range turns {
+		publishers.Add(1)
+		go func() {
+			defer publishers.Done()
+			id := "t" + string(rune('a'+i))
+			for seq := 2; seq <= last; {
+				n := min(1+seq%3, last-seq+1) // commits of one to three events
+				logs[i].commit(h, id, n)
+				seq += n
+				switch {
+				case i%2 == 1: // paced: the followers catch up and park
+					time.Sleep(100 * time.Microsecond)
+				case seq%5 == i%5: // in bursts: the tail is trimmed under them
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	publishers.Wait()
+	followers.Wait()
+	close(results)
+	for r := range results {
+		if r != "" {
+			t.Error(r)
+		}
+	}
+	if st := h.DirectStats(); st.Writes == 0 || st.HandedBack == 0 {
+		t.Errorf("%+v: the test did not write parked followers or hand any back", st)
+	}
+}
+
+// storeLog stands for the store: the frames of a turn committed so far.
+type storeLog struct {
+	mu        sync.Mutex
+	all       []Frame
+	committed int
+}
+
+// commit commits the next n frames, then publishes them (persist, then
+// publish).
+func (s *storeLog) commit(h *Hub, id string, n int) {
+	s.mu.Lock()
+	fs := s.all[s.committed : s.committed+n]
+	s.committed += n
+	s.mu.Unlock()
+	h.Publish(id, fs)
+}
+
+func (s *storeLog) after(cursor int64) []Frame {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all[cursor:s.committed]
+}
+
+// follow follows id from the start as followFrames does, and returns what
+// went wrong, or "".
+func follow(h *Hub, id string, last int64, store *storeLog, seed uint64) string {
+	w := &restWriter{rnd: seed}
+	d := NewDirect(w)
+	var cursor int64
+	deliver := func(fs []Frame) bool {
+		for _, f := range fs {
+			runtime.Gosched()
+			w.log = append(w.log, f.Event.Seq)
+			cursor = f.Event.Seq
+			if f.Event.Type.Terminal() {
+				return true
+			}
+		}
+		return false
+	}
+	check := func() string {
+		for i, s := range w.log {
+			if s != int64(i+1) {
+				return fmt.Sprintf("%s: event %d has seq %d", id, i, s)
+			}
+		}
+		if int64(len(w.log)) != last {
+			return fmt.Sprintf("%s: %d events", id, len(w.log))
+		}
+		return ""
+	}
+	for {
+		tail := h.After(id, cursor)
+		switch {
+		case tail.Store:
+			if deliver(store.after(cursor)) {
+				return check()
+			}
+			continue
+		case len(tail.Frames) > 0:
+			if deliver(tail.Frames) {
+				return check()
+			}
+			continue
+		case tail.Done:
+			return check()
+		}
+		if !h.Park(id, d, cursor) {
+			<-tail.Wake
+			continue
+		}
+		select {
+		case <-d.Wake():
+		case <-time.After(10 * time.Second):
+			return id + ": parked and never handed back"
+		}
+		c, err := h.Unpark(d)
+		if err != nil {
+			return err.Error()
+		}
+		w.log, w.rest = append(w.log, w.rest...), w.rest[:0]
+		cursor = c
+		if n := len(w.log); n > 0 && w.log[n-1] == last {
+			return check()
 		}
 	}
 }
