@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,4 +220,54 @@ func TestTakenOverStreamShutdown(t *testing.T) {
 		t.Errorf("the stream ended with %s and retry %q: want the turn's end or the hint to reconnect", evs[len(evs)-1].Type, retry)
 	}
 	<-stopped
+}
+
+// TestTakenOverStreamThroughAProxy follows a turn through a reverse proxy
+// (net/http/httputil's, as a deployment puts one in front): the stream
+// the server took over reaches the client live, compressed end to end,
+// every event once and in order.
+func TestTakenOverStreamThroughAProxy(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	backend, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(backend))
+	defer proxy.Close()
+	c := newClient(t, proxy.URL, "")
+	hub := srv.App.Runner.Hub()
+	before := hub.DirectStats()
+	turn := c.postTurn(c.newConversation(), twoToolQuestion)
+	resp := c.stream(context.Background(), turn.ID, -1)
+	defer resp.Body.Close()
+	if !resp.Uncompressed {
+		t.Error("the stream was not compressed through the proxy")
+	}
+	var evs []toolmark.Event
+	live := false
+	if _, err := readFrames(resp.Body, func(f frame) bool {
+		if f.Data == "" {
+			return true
+		}
+		evs = append(evs, mustEvent(t, f))
+		if len(evs) == 1 {
+			// The first event came through before the turn ended: the
+			// proxy passed the stream on as it came.
+			var tr struct {
+				Turn toolmark.Turn `json:"turn"`
+			}
+			c.mustJSON("GET", "/api/turns/"+turn.ID, "", 200, &tr)
+			live = !tr.Turn.Status.Final()
+		}
+		return true
+	}); err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	checkStream(t, srv, evs)
+	if !live {
+		t.Error("the first event came through only once the turn had ended")
+	}
+	if after := hub.DirectStats(); after.Writes == before.Writes {
+		t.Errorf("the hub wrote nothing to the parked follower: %+v", after)
+	}
 }
