@@ -46,6 +46,9 @@ type takenStream struct {
 	out  []byte          // the chunk being written
 	rest []byte          // what a write of the hub's left: written first, by the stream
 	log  *takenLog       // the request log's figures; nil outside logRequests
+	// timeout bounds each write of the stream's goroutine (Config.
+	// StreamWriteTimeout); the hub's writes do not wait.
+	timeout time.Duration
 }
 
 // takenLog is what the request log says of a stream that took its
@@ -55,8 +58,9 @@ type takenLog struct {
 	bytes  int64 // of the body, as sent
 }
 
-// write writes b, waiting for the socket.
+// write writes b, waiting for the socket up to the timeout.
 func (ts *takenStream) write(b []byte) error {
+	_ = ts.conn.SetWriteDeadline(time.Now().Add(ts.timeout))
 	n, err := ts.conn.Write(b)
 	ts.counted(n)
 	return err
@@ -94,7 +98,7 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) (ts *takenStream, 
 		return nil, nil, nil
 	}
 	_ = conn.SetDeadline(time.Time{}) // a stream outlives the server's timeouts
-	ts = &takenStream{conn: conn}
+	ts = &takenStream{conn: conn, timeout: s.cfg.StreamWriteTimeout}
 	if l, ok := r.Context().Value(takenKey).(*takenLog); ok {
 		ts.log = l
 	}
@@ -180,6 +184,7 @@ func (ts *takenStream) writeHead(h http.Header, first string) error {
 	head.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
+	_ = ts.conn.SetWriteDeadline(time.Now().Add(ts.timeout))
 	if _, err := ts.conn.Write(head.Bytes()); err != nil {
 		return err
 	}
@@ -321,6 +326,9 @@ func (s *Server) streamTaken(ctx context.Context, ts *takenStream, h http.Header
 	var park func(cursor int64) (int64, bool, error)
 	if ts.raw != nil {
 		park = func(cursor int64) (int64, bool, error) {
+			// The hub's writes do not wait, and one past a deadline
+			// would fail: the deadline goes while parked.
+			_ = ts.conn.SetWriteDeadline(time.Time{})
 			if !hub.Park(t.ID, d, cursor) {
 				return cursor, false, nil
 			}

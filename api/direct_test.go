@@ -28,6 +28,12 @@ import (
 // when the client does not read.
 func rawStream(t *testing.T, base, turnID, acceptEncoding string, rcvbuf int) (*http.Response, net.Conn) {
 	t.Helper()
+	return rawGet(t, base, "/api/turns/"+turnID+"/events", acceptEncoding, rcvbuf)
+}
+
+// rawGet is rawStream for any path.
+func rawGet(t *testing.T, base, path, acceptEncoding string, rcvbuf int) (*http.Response, net.Conn) {
+	t.Helper()
 	d := net.Dialer{Timeout: 10 * time.Second}
 	if rcvbuf > 0 {
 		d.Control = testserver.SocketOption(syscall.SO_RCVBUF, rcvbuf)
@@ -38,7 +44,7 @@ func rawStream(t *testing.T, base, turnID, acceptEncoding string, rcvbuf int) (*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	req := "GET /api/turns/" + turnID + "/events HTTP/1.1\r\nHost: " + host + "\r\nAccept: text/event-stream\r\n"
+	req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: text/event-stream\r\n"
 	if acceptEncoding != "" {
 		req += "Accept-Encoding: " + acceptEncoding + "\r\n"
 	}
@@ -269,5 +275,48 @@ func TestTakenOverStreamThroughAProxy(t *testing.T) {
 	}
 	if after := hub.DirectStats(); after.Writes == before.Writes {
 		t.Errorf("the hub wrote nothing to the parked follower: %+v", after)
+	}
+}
+
+// TestStreamStuckReader opens streams whose client stops reading: once a
+// write has waited StreamWriteTimeout for the client, the server closes
+// the stream (no goroutine is held by a client that went quiet), and the
+// client, reading again, resumes from its last event with nothing lost.
+func TestStreamStuckReader(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{SendBuffer: 4096, StreamWriteTimeout: 300 * time.Millisecond, Model: &app.ModelConfig{
+		Provider: "demo", DemoDelay: -1, Demo: demo.Config{AnswerBytes: 512 << 10},
+	}})
+	c := newClient(t, srv.URL, "")
+	for _, path := range []string{"/events", "/events?render=html"} {
+		t.Run(path, func(t *testing.T) {
+			turn := c.postTurn(c.newConversation(), twoToolQuestion)
+			resp, _ := rawGet(t, srv.URL, "/api/turns/"+turn.ID+path, "", 4096)
+			// Nothing is read until the server has closed the stream.
+			deadline := time.Now().Add(time.Minute)
+			for !strings.Contains(string(c.metrics()), "\ntoolmark_active_streams 0\n") {
+				if time.Now().After(deadline) {
+					t.Fatal("the stream of a client that stopped reading is still open")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			var evs []toolmark.Event
+			_, err := readFrames(resp.Body, func(f frame) bool {
+				if f.Data != "" && f.Event != "render" {
+					evs = append(evs, mustEvent(t, f))
+				}
+				return true
+			})
+			if err == nil {
+				t.Fatal("the stream ended cleanly: want it cut off")
+			}
+			if strings.Contains(path, "render") {
+				return
+			}
+			if len(evs) == 0 || evs[len(evs)-1].Type.Terminal() {
+				t.Fatalf("%d events, the last terminal: the client was not cut off mid-turn", len(evs))
+			}
+			evs = append(evs, c.allEvents(turn.ID, evs[len(evs)-1].Seq)...)
+			checkStream(t, srv, evs)
+		})
 	}
 }

@@ -78,7 +78,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		}
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	// A stream outlives the server's write timeout; each write has its own.
+	_ = rc.SetWriteDeadline(s.writeBy())
 	w.WriteHeader(http.StatusOK)
 	s.cfg.Metrics.StreamOpened()
 	defer s.cfg.Metrics.StreamClosed()
@@ -90,6 +91,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		err = s.renderStream(ctx, w, rc, t, after)
 	} else {
 		err = s.followFrames(ctx, t, after, func(frames []fanout.Frame) error {
+			_ = rc.SetWriteDeadline(s.writeBy())
 			for _, f := range frames {
 				if _, err := w.Write(f.SSE); err != nil {
 					return err
@@ -97,6 +99,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 			}
 			return rc.Flush()
 		}, func() error {
+			_ = rc.SetWriteDeadline(s.writeBy())
 			if _, err := io.WriteString(w, keepAlive); err != nil {
 				return err
 			}
@@ -122,6 +125,9 @@ var (
 	keepAlive      = string(sse.AppendComment(nil, "keep-alive"))
 	closingHint    = fmt.Sprintf(": %s\nretry: %d\n\n", errStreamClosed, closedRetry.Milliseconds())
 )
+
+// writeBy is the deadline of a stream's next write (StreamWriteTimeout).
+func (s *Server) writeBy() time.Time { return time.Now().Add(s.cfg.StreamWriteTimeout) }
 
 // closedRetry is the reconnection delay a stream the server closes asks of
 // its client.

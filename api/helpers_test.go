@@ -235,3 +235,13 @@ func replayLog(evs []toolmark.Event) (string, error) {
 	}
 	return st.Content(), nil
 }
+
+// metrics returns the server's /metrics page.
+func (c *client) metrics() []byte {
+	c.tb.Helper()
+	st, _, b := c.do(http.MethodGet, "/metrics", "")
+	if st != http.StatusOK {
+		c.tb.Fatalf("/metrics: status %d", st)
+	}
+	return b
+}

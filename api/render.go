@@ -66,6 +66,7 @@ func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *ht
 			return nil
 		}
 		last = time.Now()
+		_ = rc.SetWriteDeadline(s.writeBy())
 		if _, err := w.Write(frame); err != nil {
 			return err
 		}
@@ -98,6 +99,7 @@ func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *ht
 		}
 		return write(frames)
 	}, func() error {
+		_ = rc.SetWriteDeadline(s.writeBy())
 		if _, err := io.WriteString(w, keepAlive); err != nil {
 			return err
 		}

@@ -76,6 +76,11 @@ type Config struct {
 	MaxBodyBytes    int64         // [1 MiB]
 	MaxMessageBytes int           // longest user message [64 KiB]
 	Heartbeat       time.Duration // comment line on idle streams [15s]
+	// StreamWriteTimeout is how long a stream's write may wait for its
+	// client to take bytes before the stream is closed [60s]: a client that
+	// stopped reading holds no goroutine, and one that comes back resumes
+	// with Last-Event-ID.
+	StreamWriteTimeout time.Duration
 	// StreamWrites is who writes the events of a follower that caught up:
 	// StreamWritesHub [default] or StreamWritesFollower (direct.go).
 	StreamWrites string
@@ -124,6 +129,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = 60 * time.Second
 	}
 	switch cfg.StreamWrites {
 	case "":

@@ -58,6 +58,9 @@ type Config struct {
 	Retention   time.Duration
 	MaxMessage  int           // longest user message in bytes
 	Heartbeat   time.Duration // SSE keep-alive interval
+	// StreamWriteTimeout closes a stream whose client took no bytes for
+	// that long [60s] (api.Config.StreamWriteTimeout).
+	StreamWriteTimeout time.Duration
 	// StreamWrites is who writes a caught-up follower's events:
 	// api.StreamWritesHub (default) or api.StreamWritesFollower.
 	StreamWrites string
@@ -127,7 +130,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
 		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser,
 		Info:            api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
-		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWrites: cfg.StreamWrites,
+		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
 	})
 	return a, nil
 }

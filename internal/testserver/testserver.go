@@ -56,6 +56,9 @@ type Options struct {
 	// SendBuffer, when > 0, is the send buffer (SO_SNDBUF) of the
 	// server's sockets, so that a client that stops reading fills one soon.
 	SendBuffer int
+	// StreamWriteTimeout closes a stream whose client took nothing for
+	// that long [60s].
+	StreamWriteTimeout time.Duration
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
@@ -126,7 +129,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
-		Heartbeat: opts.Heartbeat, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
+		Heartbeat: opts.Heartbeat, StreamWriteTimeout: opts.StreamWriteTimeout, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
 	})
 	if err != nil {
 		cancel()
