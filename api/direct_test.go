@@ -320,3 +320,57 @@ func TestStreamStuckReader(t *testing.T) {
 		})
 	}
 }
+
+// TestTakenOverStreamClientsLeave closes the connections of followers
+// parked on turns that are thinking (no event for a while, no keep-alive
+// due): each stream ends at once, though no write fails to tell it (the
+// goroutine that reads its connection sees the client go), and the server
+// holds no stream for them.
+func TestTakenOverStreamClientsLeave(t *testing.T) {
+	// At this pace the demo thinks for a minute and more before its first
+	// token.
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 3 * time.Second, Heartbeat: 10 * time.Minute})
+	c := newClient(t, srv.URL, "")
+	var conns []net.Conn
+	var turns []string
+	for range 3 {
+		turn := c.postTurn(c.newConversation(), twoToolQuestion)
+		turns = append(turns, turn.ID)
+		for k := range 4 {
+			enc := ""
+			if k%2 == 1 {
+				enc = "gzip"
+			}
+			_, conn := rawStream(t, srv.URL, turn.ID, enc, 0)
+			conns = append(conns, conn)
+		}
+	}
+	lastSeq := func(id string) int64 {
+		var tr struct {
+			Turn toolmark.Turn `json:"turn"`
+		}
+		c.mustJSON("GET", "/api/turns/"+id, "", 200, &tr)
+		return tr.Turn.LastSeq
+	}
+	time.Sleep(300 * time.Millisecond) // parked by then
+	seqs := map[string]int64{}
+	for _, id := range turns {
+		seqs[id] = lastSeq(id)
+	}
+	for _, conn := range conns {
+		conn.Close()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(string(c.metrics()), "\ntoolmark_active_streams 0\n") {
+		if time.Now().After(deadline) {
+			t.Fatal("streams whose clients left are still open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, id := range turns {
+		if seq := lastSeq(id); seq != seqs[id] {
+			t.Fatalf("turn %s went on from event %d to %d before its streams closed: the test did not test a client leaving while idle", id, seqs[id], seq)
+		}
+		c.mustJSON("POST", "/api/turns/"+id+"/cancel", "", 202, nil) // no wait at shutdown
+	}
+}
