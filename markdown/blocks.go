@@ -80,7 +80,7 @@ func (r *Renderer) renderBlocksWith(src []byte, refs []parser.Reference, withSpl
 	i := 0
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 		buf.Reset()
-		if err := r.md.Renderer().Render(&buf, src, c); err != nil {
+		if err := r.renderNode(&buf, src, c); err != nil {
 			return nil, nil, false, fmt.Errorf("rendering markdown: %w", err)
 		}
 		out := r.policy.SanitizeReader(&buf).String()

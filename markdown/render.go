@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"strconv"
@@ -78,7 +79,7 @@ func (r *Renderer) Render(content string) (string, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(content) + len(content)/4)
-	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
+	if err := r.renderNode(&buf, src, doc); err != nil {
 		return "", fmt.Errorf("rendering markdown: %w", err)
 	}
 	out := r.policy.SanitizeReader(&buf).String()
@@ -95,6 +96,21 @@ func (r *Renderer) Render(content string) (string, error) {
 		return "", fmt.Errorf("rendering markdown: %w", err)
 	}
 	return r.policy.SanitizeReader(&buf).String(), nil
+}
+
+// bufWriters are the buffered writers goldmark renders through. Given a
+// writer that is not one, it makes a writer of 4 KiB for every call: for
+// every block of every frame of a live view, a tenth of its rendering.
+var bufWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4096) }}
+
+// renderNode renders n, a node of src's document, to buf.
+func (r *Renderer) renderNode(buf *bytes.Buffer, src []byte, n ast.Node) error {
+	bw := bufWriters.Get().(*bufio.Writer)
+	bw.Reset(buf)
+	err := r.md.Renderer().Render(bw, src, n) // flushes bw
+	bw.Reset(nil)
+	bufWriters.Put(bw)
+	return err
 }
 
 // kindWidgetRef is the kind of widgetRef.
