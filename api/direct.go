@@ -3,16 +3,15 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	kgzip "github.com/klauspost/compress/gzip"
-	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
 )
 
@@ -56,6 +55,11 @@ type takenStream struct {
 type takenLog struct {
 	status int
 	bytes  int64 // of the body, as sent
+	// detached is set when the handler returned while the stream goes on
+	// (parked, direct_park.go): the stream writes the log line, with line,
+	// when it ends.
+	detached atomic.Bool
+	line     func(status int, bytes int64)
 }
 
 // write writes b, waiting for the socket up to the timeout.
@@ -114,7 +118,9 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) (ts *takenStream, 
 	// net/http no longer reads the connection: a read that fails (the
 	// client left, or release closed it) cancels the stream. A client sends
 	// nothing more on a stream; what it might is dropped.
-	ctx, cancel = context.WithCancel(r.Context())
+	// The stream may outlive its handler (direct_park.go), whose request's
+	// context ends with it: its own keeps the request's values.
+	ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
 	go func() {
 		defer cancel()
 		var b [512]byte
@@ -310,63 +316,4 @@ func (ts *takenStream) end() {
 		last = ts.frame(ts.zbuf.Bytes())
 	}
 	_ = ts.write(append(last, "0\r\n\r\n"...))
-}
-
-// streamTaken writes the events of t after the cursor to a taken-over
-// connection; see stream.
-func (s *Server) streamTaken(ctx context.Context, ts *takenStream, h http.Header, t toolmark.Turn, after int64) {
-	defer s.release(ts)
-	s.cfg.Metrics.StreamOpened()
-	defer s.cfg.Metrics.StreamClosed()
-	if err := ts.writeHead(h, streamPreamble); err != nil {
-		return
-	}
-	hub := s.cfg.Runner.Hub()
-	d := fanout.NewDirect(ts)
-	var park func(cursor int64) (int64, bool, error)
-	if ts.raw != nil {
-		park = func(cursor int64) (int64, bool, error) {
-			// The hub's writes do not wait, and one past a deadline
-			// would fail: the deadline goes while parked.
-			_ = ts.conn.SetWriteDeadline(time.Time{})
-			if !hub.Park(t.ID, d, cursor) {
-				return cursor, false, nil
-			}
-			heartbeat := time.NewTimer(s.cfg.Heartbeat)
-			defer heartbeat.Stop()
-			var err error
-			beat := false
-			select {
-			case <-d.Wake():
-			case <-ctx.Done(): // the client left: checked below
-			case <-s.closing:
-				err = errStreamClosed
-			case <-heartbeat.C:
-				beat = true
-			}
-			cursor, werr := hub.Unpark(d)
-			switch {
-			case werr != nil:
-				return cursor, true, werr
-			case ctx.Err() != nil:
-				return cursor, true, ctx.Err()
-			}
-			if ferr := ts.flushRest(); ferr != nil {
-				return cursor, true, ferr
-			}
-			if beat {
-				// A parked follower's turn runs here: no notification
-				// to poll for, unlike followFrames' idle.
-				err = ts.Text(keepAlive)
-			}
-			return cursor, true, err
-		}
-	}
-	err := s.followFrames(ctx, t, after, ts.Frames, func() error { return ts.Text(keepAlive) }, park)
-	if errors.Is(err, errStreamClosed) {
-		_ = ts.Text(closingHint)
-	} else if err != nil && ctx.Err() == nil {
-		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
-	}
-	ts.end()
 }

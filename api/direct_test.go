@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -372,5 +374,57 @@ func TestTakenOverStreamClientsLeave(t *testing.T) {
 			t.Fatalf("turn %s went on from event %d to %d before its streams closed: the test did not test a client leaving while idle", id, seqs[id], seq)
 		}
 		c.mustJSON("POST", "/api/turns/"+id+"/cancel", "", 202, nil) // no wait at shutdown
+	}
+}
+
+// logBuffer is an io.Writer for a test's logger, safe for the server's
+// goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTakenOverStreamRequestLog follows a turn on a stream that parks and
+// lets its handler return: the request's log line comes once, when the
+// stream ends, with its status and the bytes it sent.
+func TestTakenOverStreamRequestLog(t *testing.T) {
+	var logs logBuffer
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	c := newClient(t, srv.URL, "")
+	hub := srv.App.Runner.Hub()
+	before := hub.DirectStats()
+	turn := c.postTurn(c.newConversation(), twoToolQuestion)
+	resp, _ := rawStream(t, srv.URL, turn.ID, "", 0)
+	evs, _, _ := readStream(t, streamBody(t, resp, false))
+	checkStream(t, srv, evs)
+	if hub.DirectStats().Writes == before.Writes {
+		t.Fatal("the stream never parked: the test did not test a handler that returned")
+	}
+	path := "path=/api/turns/" + turn.ID + "/events"
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), path) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the line follows the stream's last bytes
+	}
+	var lines []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "msg=request ") && strings.Contains(l, path) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "status=200") || strings.Contains(lines[0], "bytes=0 ") {
+		t.Fatalf("the stream's request log: %q, want one line, status 200, its bytes", lines)
 	}
 }

@@ -72,8 +72,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 	h.Set("X-Turn-Id", t.ID)
 	if !render {
 		if ts, tctx, cancel := s.take(w, r); ts != nil {
-			defer cancel()
-			s.streamTaken(tctx, ts, h, t, after) // direct.go
+			s.streamTaken(tctx, cancel, ts, h, t, after) // direct_park.go
 			return
 		}
 	}

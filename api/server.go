@@ -93,7 +93,11 @@ type Server struct {
 	router    chi.Router
 	closeOnce sync.Once
 	closing   chan struct{} // closed by CloseStreams
-	draining  atomic.Bool
+	// closingCtx ends with CloseStreams too, for parked streams, which
+	// wait in no select (direct_park.go).
+	closingCtx  context.Context
+	stopClosing context.CancelFunc
+	draining    atomic.Bool
 
 	// The streams taken over from net/http (direct.go).
 	takeMu    sync.Mutex
@@ -147,6 +151,7 @@ func New(cfg Config) *Server {
 	cfg.Info.Texts = StatusTexts{Thinking: statustext.Thinking}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{}),
 		taken: make(map[*takenStream]struct{})}
+	s.closingCtx, s.stopClosing = context.WithCancel(context.Background())
 	s.router = s.routes()
 	return s
 }
@@ -157,7 +162,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // CloseStreams ends every open event stream (at shutdown, so that
 // http.Server.Shutdown does not wait for them). Clients resume elsewhere
 // or after the restart with Last-Event-ID.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.stopClosing()
+	})
+}
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
@@ -213,14 +223,21 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		start := time.Now()
-		var taken takenLog // what a stream that took its connection over wrote
-		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), takenKey, &taken)))
-		status, bytes := ww.Status(), ww.BytesWritten()
-		if taken.status != 0 {
-			status, bytes = taken.status, int(taken.bytes)
+		line := func(status int, bytes int64) {
+			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
+				"bytes", bytes, "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()))
 		}
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
-			"bytes", bytes, "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()))
+		// What a stream that took its connection over wrote; a stream
+		// that outlives the handler writes the line itself at its end.
+		taken := &takenLog{line: line}
+		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), takenKey, taken)))
+		switch {
+		case taken.detached.Load():
+		case taken.status != 0:
+			line(taken.status, taken.bytes)
+		default:
+			line(ww.Status(), int64(ww.BytesWritten()))
+		}
 	})
 }
 

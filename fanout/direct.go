@@ -29,8 +29,9 @@ type DirectWriter interface {
 // Direct is a follower that can park with the hub (Hub.Park); it is owned
 // by its goroutine while not parked.
 type Direct struct {
-	w    DirectWriter
-	wake chan struct{} // signalled when the hub detaches the follower
+	w      DirectWriter
+	wake   chan struct{} // signalled when the hub detaches the follower
+	onWake func()        // called then too, under the hub's lock (OnWake)
 
 	mu     sync.Mutex // held by the hub's writer while it writes
 	cursor int64      // the seq of the last frame written
@@ -49,6 +50,12 @@ func NewDirect(w DirectWriter) *Direct {
 // Wake is signalled when the hub hands the follower back to its
 // goroutine: call Unpark.
 func (d *Direct) Wake() <-chan struct{} { return d.wake }
+
+// OnWake has the hub call fn too when it hands the follower back, for a
+// follower whose goroutine let go while parked: fn starts one, which calls
+// Unpark. The hub calls fn under its lock: fn must not block or call the
+// hub. Set it before the first Park.
+func (d *Direct) OnWake(fn func()) { d.onWake = fn }
 
 // DirectStats counts the hub's writes to parked followers.
 type DirectStats struct {
@@ -115,6 +122,9 @@ func (h *Hub) detach(d *Direct) {
 	select {
 	case d.wake <- struct{}{}:
 	default:
+	}
+	if d.onWake != nil {
+		d.onWake()
 	}
 }
 
