@@ -12,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -377,30 +376,11 @@ func TestTakenOverStreamClientsLeave(t *testing.T) {
 	}
 }
 
-// logBuffer is an io.Writer for a test's logger, safe for the server's
-// goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestTakenOverStreamRequestLog follows a turn on a stream that parks and
 // lets its handler return: the request's log line comes once, when the
 // stream ends, with its status and the bytes it sent.
 func TestTakenOverStreamRequestLog(t *testing.T) {
-	var logs logBuffer
+	var logs testserver.Buffer
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	c := newClient(t, srv.URL, "")

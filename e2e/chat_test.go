@@ -47,31 +47,13 @@ func toolmarkBin(tb testing.TB) string {
 	return binPath
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // chatCmd prepares "toolmark chat --server url args…".
-func chatCmd(ctx context.Context, tb testing.TB, url string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func chatCmd(ctx context.Context, tb testing.TB, url string, args ...string) (*exec.Cmd, *testserver.Buffer, *testserver.Buffer) {
 	tb.Helper()
 	cmd := exec.CommandContext(ctx, toolmarkBin(tb), append([]string{"chat", "--server", url}, args...)...)
 	cmd.Env = append(os.Environ(), "TOOLMARK_SERVER=", "TOOLMARK_TOKEN=")
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr syncBuffer
+	var stdout, stderr testserver.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
 }
