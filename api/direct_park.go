@@ -51,7 +51,7 @@ type takenFollow struct {
 
 	state atomic.Int32 // followRunning, followParked or followWoken
 	beat  atomic.Bool  // the heartbeat woke it: a keep-alive is due
-	stops []func() bool
+	stops []func() bool // disarm the park's wake-ups (resume)
 	// inHandler is true while the request's handler runs the stream: once
 	// it lets go, the stream writes the request's log line at its end.
 	inHandler bool
