@@ -49,8 +49,8 @@ type takenFollow struct {
 	leave  func()         // the hub's count of the turn's followers
 	cursor int64          // the seq of the last frame written; the owner's
 
-	state atomic.Int32 // followRunning, followParked or followWoken
-	beat  atomic.Bool  // the heartbeat woke it: a keep-alive is due
+	state atomic.Int32  // followRunning, followParked or followWoken
+	beat  atomic.Bool   // the heartbeat woke it: a keep-alive is due
 	stops []func() bool // disarm the park's wake-ups (resume)
 	// inHandler is true while the request's handler runs the stream: once
 	// it lets go, the stream writes the request's log line at its end.
