@@ -48,6 +48,10 @@ type takenStream struct {
 	// timeout bounds each write of the stream's goroutine (Config.
 	// StreamWriteTimeout); the hub's writes do not wait.
 	timeout time.Duration
+	// broken is the error of a write that failed, or timed out part way
+	// through a chunk: nothing more is written, not even the body's end,
+	// which would make a cut-off stream look whole.
+	broken error
 }
 
 // takenLog is what the request log says of a stream that took its
@@ -64,9 +68,13 @@ type takenLog struct {
 
 // write writes b, waiting for the socket up to the timeout.
 func (ts *takenStream) write(b []byte) error {
+	if ts.broken != nil {
+		return ts.broken
+	}
 	_ = ts.conn.SetWriteDeadline(time.Now().Add(ts.timeout))
 	n, err := ts.conn.Write(b)
 	ts.counted(n)
+	ts.broken = err
 	return err
 }
 
@@ -292,6 +300,7 @@ func (ts *takenStream) TryWrite(frames []fanout.Frame) (bool, error) {
 		err = werr
 	}
 	if err != nil {
+		ts.broken = err
 		return false, err
 	}
 	n = max(n, 0)
@@ -306,8 +315,8 @@ func (ts *takenStream) TryWrite(frames []fanout.Frame) (bool, error) {
 // end ends the body (the gzip trailer, the last chunk); the connection is
 // closed by release.
 func (ts *takenStream) end() {
-	if err := ts.flushRest(); err != nil {
-		return
+	if err := ts.flushRest(); err != nil || ts.broken != nil {
+		return // a body cut off, not ended: the client resumes
 	}
 	var last []byte
 	if ts.gz != nil {
