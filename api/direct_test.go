@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +38,16 @@ func rawStream(t *testing.T, base, turnID, acceptEncoding string, rcvbuf int) (*
 // rawGet is rawStream for any path.
 func rawGet(t *testing.T, base, path, acceptEncoding string, rcvbuf int) (*http.Response, net.Conn) {
 	t.Helper()
+	resp, conn, err := dialStream(base, path, acceptEncoding, rcvbuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return resp, conn
+}
+
+// dialStream is rawGet for a goroutine of the test's: it returns its error.
+func dialStream(base, path, acceptEncoding string, rcvbuf int) (*http.Response, net.Conn, error) {
 	d := net.Dialer{Timeout: 10 * time.Second}
 	if rcvbuf > 0 {
 		d.Control = testserver.SocketOption(syscall.SO_RCVBUF, rcvbuf)
@@ -42,24 +55,26 @@ func rawGet(t *testing.T, base, path, acceptEncoding string, rcvbuf int) (*http.
 	host := strings.TrimPrefix(base, "http://")
 	conn, err := d.Dial("tcp", host)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() { conn.Close() })
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: text/event-stream\r\n"
 	if acceptEncoding != "" {
 		req += "Accept-Encoding: " + acceptEncoding + "\r\n"
 	}
 	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
-		t.Fatal(err)
+		conn.Close()
+		return nil, nil, err
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		t.Fatalf("reading the response's head: %v", err)
+		conn.Close()
+		return nil, nil, fmt.Errorf("reading the response's head: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
+		conn.Close()
+		return nil, nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return resp, conn
+	return resp, conn, nil
 }
 
 // body returns the response's body, decompressed when it is gzip, and
@@ -406,5 +421,91 @@ func TestTakenOverStreamRequestLog(t *testing.T) {
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], "status=200") || strings.Contains(lines[0], "bytes=0 ") {
 		t.Fatalf("the stream's request log: %q, want one line, status 200, its bytes", lines)
+	}
+}
+
+// TestTakenOverStreamsMixed runs many taken-over streams at once on a few
+// turns, with keep-alives due every few milliseconds, so that parks and
+// wake-ups of every kind interleave (run with -race): clients that read to
+// the end get every event once and in order; clients that leave, at once
+// or after a while, are let go; and no stream is left open.
+func TestTakenOverStreamsMixed(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond, Heartbeat: 3 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	var turns []string
+	for range 4 {
+		turns = append(turns, c.postTurn(c.newConversation(), twoToolQuestion).ID)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			enc := []string{"", "gzip"}[i%2]
+			resp, conn, err := dialStream(srv.URL, "/api/turns/"+turns[i%len(turns)]+"/events", enc, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			switch i % 3 {
+			case 0: // leaves at once
+				conn.Close()
+				return
+			case 1: // leaves after a while
+				time.Sleep(time.Duration(i) * 2 * time.Millisecond)
+				conn.Close()
+				return
+			}
+			body := io.Reader(resp.Body)
+			if enc != "" {
+				zr, err := gzip.NewReader(resp.Body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				body = zr
+			}
+			var evs []toolmark.Event
+			if _, err := readFrames(body, func(f frame) bool {
+				if f.Data != "" {
+					var e toolmark.Event
+					if err := json.Unmarshal([]byte(f.Data), &e); err != nil {
+						errs <- err
+						return false
+					}
+					evs = append(evs, e)
+				}
+				return true
+			}); err != nil {
+				errs <- fmt.Errorf("stream %d: %w", i, err)
+				return
+			}
+			for k, e := range evs {
+				if e.Seq != int64(k+1) {
+					errs <- fmt.Errorf("stream %d: event %d has seq %d", i, k, e.Seq)
+					return
+				}
+			}
+			if len(evs) == 0 || !evs[len(evs)-1].Type.Terminal() {
+				errs <- fmt.Errorf("stream %d: %d events, not to the turn's end", i, len(evs))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(string(c.metrics()), "\ntoolmark_active_streams 0\n") {
+		if time.Now().After(deadline) {
+			t.Fatal("streams are left open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := srv.App.Runner.Hub().DirectStats(); st.Writes == 0 {
+		t.Errorf("%+v: no stream parked", st)
 	}
 }
