@@ -94,6 +94,13 @@ func (f *takenFollow) follow() (letGo bool) {
 	if errors.Is(err, errLetGo) {
 		return true
 	}
+	f.finish(err)
+	return false
+}
+
+// finish ends the stream after err (nil: the turn's end): the hint to
+// reconnect when the server closes its streams, the body's end, done.
+func (f *takenFollow) finish(err error) {
 	if errors.Is(err, errStreamClosed) {
 		_ = f.ts.Text(closingHint)
 	} else if err != nil && f.ctx.Err() == nil {
@@ -101,7 +108,6 @@ func (f *takenFollow) follow() (letGo bool) {
 	}
 	f.ts.end()
 	f.done()
-	return false
 }
 
 // park parks the follower with the hub at the cursor (followFrames' park).
@@ -169,11 +175,7 @@ func (f *takenFollow) resumed() {
 		}
 	}()
 	if _, _, err := f.resume(); err != nil {
-		if errors.Is(err, errStreamClosed) {
-			_ = f.ts.Text(closingHint)
-		}
-		f.ts.end()
-		f.done()
+		f.finish(err)
 		return
 	}
 	f.follow()
