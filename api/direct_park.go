@@ -18,7 +18,7 @@ import (
 // state, not a goroutine's stack. Whatever ends the park starts a goroutine
 // that takes the stream back (takenFollow.wake):
 //
-//   - the hub handing the follower back (fanout.Direct's OnWake: frames it
+//   - the hub handing the follower back (fanout.NewDirect's onWake: frames it
 //     could not write whole, a failed write, the turn's end or move);
 //   - the heartbeat, due a keep-alive;
 //   - the client leaving (the connection's reader cancels ctx);
@@ -68,8 +68,7 @@ func (s *Server) streamTaken(ctx context.Context, cancel context.CancelFunc, ts 
 		return
 	}
 	if ts.raw != nil {
-		f.d = fanout.NewDirect(ts)
-		f.d.OnWake(f.wake)
+		f.d = fanout.NewDirect(ts, f.wake)
 	}
 	f.inHandler = true
 	defer func() {

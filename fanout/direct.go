@@ -30,8 +30,7 @@ type DirectWriter interface {
 // by its goroutine while not parked.
 type Direct struct {
 	w      DirectWriter
-	wake   chan struct{} // signalled when the hub detaches the follower
-	onWake func()        // called then too, under the hub's lock (OnWake)
+	onWake func() // called when the hub hands the follower back, under its lock
 
 	mu     sync.Mutex // held by the hub's writer while it writes
 	cursor int64      // the seq of the last frame written
@@ -43,19 +42,15 @@ type Direct struct {
 }
 
 // NewDirect returns a follower whose frames w writes while it is parked.
-func NewDirect(w DirectWriter) *Direct {
-	return &Direct{w: w, wake: make(chan struct{}, 1)}
+// The hub calls onWake when it hands the follower back to be taken on
+// again (a write fell short or failed, the turn ended or left this
+// replica, the tail has a gap): whoever owns the follower then calls
+// Unpark. onWake must not be nil; the hub calls it under its lock, so it
+// must neither block nor call the hub. A follower whose goroutine let go
+// while parked starts one there.
+func NewDirect(w DirectWriter, onWake func()) *Direct {
+	return &Direct{w: w, onWake: onWake}
 }
-
-// Wake is signalled when the hub hands the follower back to its
-// goroutine: call Unpark.
-func (d *Direct) Wake() <-chan struct{} { return d.wake }
-
-// OnWake has the hub call fn too when it hands the follower back, for a
-// follower whose goroutine let go while parked: fn starts one, which calls
-// Unpark. The hub calls fn under its lock: fn must not block or call the
-// hub. Set it before the first Park.
-func (d *Direct) OnWake(fn func()) { d.onWake = fn }
 
 // DirectStats counts the hub's writes to parked followers.
 type DirectStats struct {
@@ -97,14 +92,10 @@ func (h *Hub) Unpark(d *Direct) (cursor int64, err error) {
 	d.mu.Lock()
 	cursor, err = d.cursor, d.err
 	d.mu.Unlock()
-	select {
-	case <-d.wake:
-	default:
-	}
 	return cursor, err
 }
 
-// detach removes d from its turn and wakes its goroutine (h.mu held).
+// detach removes d from its turn and hands it back (h.mu held).
 func (h *Hub) detach(d *Direct) {
 	t := d.t
 	if t == nil {
@@ -119,13 +110,7 @@ func (h *Hub) detach(d *Direct) {
 			break
 		}
 	}
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-	if d.onWake != nil {
-		d.onWake()
-	}
+	d.onWake()
 }
 
 // queueDirect queues t's parked followers for the writer, and starts it if

@@ -44,11 +44,23 @@ func (r *recorder) written() []int64 {
 	return append([]int64(nil), r.seqs...)
 }
 
-// woken waits for d to be handed back.
-func woken(t *testing.T, d *Direct) {
+// newDirect returns a follower of w and a channel signalled each time the
+// hub hands it back.
+func newDirect(w DirectWriter) (*Direct, <-chan struct{}) {
+	wake := make(chan struct{}, 1)
+	return NewDirect(w, func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}), wake
+}
+
+// woken waits for a follower to be handed back.
+func woken(t *testing.T, wake <-chan struct{}) {
 	t.Helper()
 	select {
-	case <-d.Wake():
+	case <-wake:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the parked follower was not handed back")
 	}
@@ -84,7 +96,7 @@ func TestParkWritesAfterEachPublish(t *testing.T) {
 	h.Local("t")
 	h.Publish("t", frames("t", 1, 3, ""))
 	r := &recorder{}
-	d := NewDirect(r)
+	d, wake := newDirect(r)
 	if h.Park("t", d, 2) {
 		t.Fatal("parked behind the tail's end")
 	}
@@ -97,7 +109,7 @@ func TestParkWritesAfterEachPublish(t *testing.T) {
 		t.Fatalf("written %v, want 4..6", got)
 	}
 	select {
-	case <-d.Wake():
+	case <-wake:
 		t.Fatal("woken while every write went through")
 	default:
 	}
@@ -136,12 +148,12 @@ func TestParkHandsBack(t *testing.T) {
 			h.Local("t")
 			h.Publish("t", frames("t", 1, 3, ""))
 			r := &recorder{take: c.take, fail: c.fail}
-			d := NewDirect(r)
+			d, wake := newDirect(r)
 			if !h.Park("t", d, 3) {
 				t.Fatal("not parked")
 			}
 			c.then(h)
-			woken(t, d)
+			woken(t, wake)
 			cursor, err := h.Unpark(d)
 			if cursor != c.cursor || (err != nil) != c.err {
 				t.Fatalf("Unpark = %d, %v; want %d, error %v", cursor, err, c.cursor, c.err)
@@ -160,7 +172,7 @@ func TestParkHandsBack(t *testing.T) {
 
 func TestParkRefused(t *testing.T) {
 	h := NewHub(nil)
-	d := NewDirect(&recorder{})
+	d, _ := newDirect(&recorder{})
 	if h.Park("unknown", d, 0) {
 		t.Error("parked on an unknown turn")
 	}
@@ -197,7 +209,7 @@ func TestParkManyFollowers(t *testing.T) {
 		h.Publish(ids[i], frames(ids[i], 1, 1, ""))
 		for range perTurn {
 			r := &recorder{}
-			if !h.Park(ids[i], NewDirect(r), 1) {
+			if !h.Park(ids[i], NewDirect(r, func() {}), 1) {
 				t.Fatal("not parked")
 			}
 			recs[i] = append(recs[i], r)
@@ -340,7 +352,7 @@ func (s *storeLog) after(cursor int64) []Frame {
 // went wrong, or "".
 func follow(h *Hub, id string, last int64, store *storeLog, seed uint64) string {
 	w := &restWriter{rnd: seed}
-	d := NewDirect(w)
+	d, wake := newDirect(w)
 	var cursor int64
 	deliver := func(fs []Frame) bool {
 		for _, f := range fs {
@@ -385,7 +397,7 @@ func follow(h *Hub, id string, last int64, store *storeLog, seed uint64) string 
 			continue
 		}
 		select {
-		case <-d.Wake():
+		case <-wake:
 		case <-time.After(10 * time.Second):
 			return id + ": parked and never handed back"
 		}
