@@ -179,8 +179,14 @@ func (c *composer) write(question string) string {
 			"Ask about toolmark: its markup, events, resume, cancellation or deployment.", toolcallmarkup.OneLine(question, 100))
 		return b.String()
 	}
-	for _, p := range append(c.paras, c.failed...) {
+	for _, p := range c.paras {
 		b.WriteString(p + "\n\n")
+	}
+	for _, f := range c.failed {
+		// A sub-agent's answer quoted above may have said it already.
+		if !strings.Contains(b.String(), f) {
+			b.WriteString(f + "\n\n")
+		}
 	}
 	if len(c.sources) > 0 {
 		b.WriteString("Sources:\n\n")
