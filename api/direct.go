@@ -174,7 +174,9 @@ func (s *Server) StreamsClosed(ctx context.Context) {
 }
 
 // acceptsEncoding reports whether the request accepts the content coding,
-// by the compress middleware's rule (chi's: a listed name containing it).
+// by the compress middleware's rule (chi's: a listed name containing it),
+// on the codings compress left in the header (acceptedCodings: none
+// refused with q=0).
 func acceptsEncoding(r *http.Request, coding string) bool {
 	for _, v := range strings.Split(strings.ToLower(r.Header.Get("Accept-Encoding")), ",") {
 		if strings.Contains(v, coding) {

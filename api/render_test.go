@@ -4,11 +4,13 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/testserver"
@@ -265,5 +267,42 @@ func TestCompressedStream(t *testing.T) {
 	defer resp2.Body.Close()
 	if got := resp2.Header.Get("Content-Encoding"); got != "gzip" || !strings.Contains(resp2.Header.Get("Vary"), "Accept-Encoding") {
 		t.Errorf("conversation: Content-Encoding %q, Vary %q", got, resp2.Header.Get("Vary"))
+	}
+}
+
+// TestRefusedEncoding: a coding refused with q=0 is not used, neither for
+// JSON answers nor for event streams (taken over or not).
+func TestRefusedEncoding(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	c := newClient(t, srv.URL, "")
+	conv := c.newConversation()
+	turn := c.postTurn(conv, "How does resume work?")
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	for _, tc := range []struct{ path, accept, want string }{
+		{"/api/conversations/" + conv, "gzip;q=0", ""},
+		{"/api/conversations/" + conv, "gzip;q=0, deflate", "deflate"},
+		{"/api/conversations/" + conv, "deflate;q=0.000, gzip;q=0.5", "gzip"},
+		{"/api/turns/" + turn.ID + "/events", "gzip;q=0", ""},
+		{"/api/turns/" + turn.ID + "/events", "GZIP;Q=0, deflate;q=1", "deflate"},
+		{"/api/turns/" + turn.ID + "/events", "deflate;q=0, gzip", "gzip"},
+		{"/api/turns/" + turn.ID + "/events?render=html", "gzip;q=0", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
+		req.Header.Set("Accept-Encoding", tc.accept)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s, %q: %v", tc.path, tc.accept, err)
+		}
+		if got := resp.Header.Get("Content-Encoding"); got != tc.want || resp.StatusCode != http.StatusOK {
+			t.Errorf("%s, Accept-Encoding %q: %d, Content-Encoding %q, want %q", tc.path, tc.accept, resp.StatusCode, got, tc.want)
+		}
+		if tc.want == "" && (len(body) == 0 || !utf8.Valid(body)) {
+			t.Errorf("%s, Accept-Encoding %q: the body is not plain: %.80q", tc.path, tc.accept, body)
+		}
 	}
 }
