@@ -36,6 +36,7 @@ server from outside (PostgreSQL figures too when --database-url is given).
   toolmark bench --render --turns 20 --demo-answer-bytes 12000
                                                    followers read rendered HTML, as the page does
   toolmark bench --idle --streams 10000            memory per idle follower
+  toolmark bench --idle --render                   memory per idle page (rendering stream)
   toolmark bench --server http://127.0.0.1:8080 --turns 40 --concurrency 4
 
 Flags:
@@ -283,7 +284,7 @@ func btoi(b bool) int {
 func runBenchMode(ctx context.Context, b *bench.Bench, m benchMode) (benchReport, error) {
 	switch {
 	case m.idle:
-		rep, err := b.Idle(ctx, bench.IdleLoad{Streams: m.streams, Turns: m.idleTurns})
+		rep, err := b.Idle(ctx, bench.IdleLoad{Streams: m.streams, Turns: m.idleTurns, Render: m.load.Render})
 		if err != nil {
 			return nil, err
 		}

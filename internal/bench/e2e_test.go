@@ -246,6 +246,21 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("idle pages", func(t *testing.T) {
+		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: dbURL, Demo: demo, ServerLog: logTo(t)})
+		r, err := b.Idle(ctx, bench.IdleLoad{Streams: 100, Turns: 2, Render: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text bytes.Buffer
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if r.Opened != 100 || r.Failed != 0 || !r.Render || !strings.Contains(text.String(), "100 rendering streams") {
+			t.Errorf("opened %d, failed %d, errors %v, render %v:\n%s", r.Opened, r.Failed, r.Errors, r.Render, text.String())
+		}
+	})
+
 	t.Run("history", func(t *testing.T) {
 		db := pgtest.URL(t) // a database of its own: the history stays in it
 		b := open(t, bench.Config{Command: []string{bin, "serve"}, DatabaseURL: db, Demo: demo, History: 600, ServerLog: logTo(t)})

@@ -19,6 +19,9 @@ type IdleLoad struct {
 	Streams int
 	// Turns is the number of turns they follow, spread evenly (default 10).
 	Turns int
+	// Render opens the streams as the web page does (?render=html, gzip
+	// accepted) instead of as event streams.
+	Render bool
 }
 
 // IdleReport is what an idle-follower measurement found. Sizes are bytes.
@@ -26,6 +29,7 @@ type IdleReport struct {
 	Server    string   `json:"server"`
 	Turns     int      `json:"turns"`
 	Streams   int      `json:"streams"`        // asked for
+	Render    bool     `json:"render"`         // rendering streams, as the page's
 	Opened    int      `json:"opened"`         // open and idle when measured
 	Failed    int      `json:"failed"`         // could not be opened or broke
 	OpenTime  Duration `json:"openMs"`         // opening them all
@@ -86,7 +90,7 @@ func (b *Bench) Idle(ctx context.Context, l IdleLoad) (*IdleReport, error) {
 		return nil, err
 	}
 
-	rep := &IdleReport{Server: t.url, Turns: l.Turns, Streams: l.Streams, RSSBefore: before.server.RSS}
+	rep := &IdleReport{Server: t.url, Turns: l.Turns, Streams: l.Streams, Render: l.Render, RSSBefore: before.server.RSS}
 	after, errs, err := b.idleStreams(ctx, s, t, turns, rep)
 	if err != nil {
 		return nil, err
@@ -142,7 +146,7 @@ func (b *Bench) idleStreams(ctx context.Context, s *session, t *target, turns []
 	results := make(chan streamResult, rep.Streams)
 	var wg sync.WaitGroup
 	began := time.Now()
-	openIdleStreams(sctx, s, turns, rep.Streams, p, results, &wg)
+	openIdleStreams(sctx, s, turns, rep.Streams, rep.Render, p, results, &wg)
 	rep.OpenTime = Duration(time.Since(began))
 	p.finish()
 	b.out.say("%d streams opened in %s; waiting %v", rep.Streams, fmtDur(time.Duration(rep.OpenTime)), idleSettle)
@@ -157,10 +161,11 @@ func (b *Bench) idleStreams(ctx context.Context, s *session, t *target, turns []
 	return after, errs, nil
 }
 
-// openIdleStreams opens n streams on turns (in turn), at most 128 being
-// opened at once, and returns once the last are open. Each stream's result
-// goes to results when it ends; wg is done when they all have.
-func openIdleStreams(sctx context.Context, s *session, turns []string, n int, p *counter, results chan<- streamResult, wg *sync.WaitGroup) {
+// openIdleStreams opens n streams on turns (in turn), rendering ones with
+// render, at most 128 being opened at once, and returns once the last are
+// open. Each stream's result goes to results when it ends; wg is done when
+// they all have.
+func openIdleStreams(sctx context.Context, s *session, turns []string, n int, render bool, p *counter, results chan<- streamResult, wg *sync.WaitGroup) {
 	dialing := make(chan struct{}, 128) // streams being opened at once
 	for i := range n {
 		dialing <- struct{}{}
@@ -168,7 +173,7 @@ func openIdleStreams(sctx context.Context, s *session, turns []string, n int, p 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := s.streams.follow(sctx, turns[i%len(turns)], ready, false)
+			r := s.streams.follow(sctx, turns[i%len(turns)], ready, render)
 			if sctx.Err() == nil {
 				p.failedIf(true)
 			}
@@ -256,11 +261,15 @@ func (r *IdleReport) Problems() []string {
 
 // WriteText writes the report for a person.
 func (r *IdleReport) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "%-13s %d streams on %d turns that stay alive, %s (model pauses a day per chunk)\n"+
+	kind := "event streams"
+	if r.Render {
+		kind = "rendering streams (as the page reads them)"
+	}
+	_, err := fmt.Fprintf(w, "%-13s %d %s on %d turns that stay alive, %s (model pauses a day per chunk)\n"+
 		"%-13s %d open, %d failed, opened in %s\n"+
 		"%-13s RSS %s before, %s with the streams open (peak %s)\n"+
 		"%-13s %s per idle follower (the bench: %s per stream)\n",
-		"idle load", r.Streams, r.Turns, r.Server,
+		"idle load", r.Streams, kind, r.Turns, r.Server,
 		"streams", r.Opened, r.Failed, fmtDur(time.Duration(r.OpenTime)),
 		"server", fmtBytes(float64(r.RSSBefore)), fmtBytes(float64(r.RSSAfter)), fmtBytes(float64(r.PeakRSS)),
 		"memory", fmtBytes(r.PerStream), fmtBytes(r.ClientPerStream))
