@@ -1,10 +1,14 @@
 package api
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5/middleware"
 	kgzip "github.com/klauspost/compress/gzip"
@@ -32,10 +36,7 @@ func compress() func(http.Handler) http.Handler {
 		return z
 	})
 	// Added last, gzip is preferred.
-	c.SetEncoder("gzip", func(w io.Writer, _ int) io.Writer {
-		z, _ := kgzip.NewWriterLevel(w, kgzip.StatelessCompression)
-		return z
-	})
+	c.SetEncoder("gzip", func(w io.Writer, _ int) io.Writer { return newGzipOffStack(w) })
 	return func(next http.Handler) http.Handler {
 		h := c.Handler(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,4 +76,102 @@ func refused(params string) bool {
 		}
 	}
 	return false
+}
+
+// gzipOffStack is a stateless gzip writer whose compression runs on one of
+// a few long-lived goroutines (compressing), not on its caller's.
+// klauspost/compress's stateless deflate keeps a 16 KiB hash table on the
+// stack of the goroutine that compresses: its stack doubles to 32 KiB and
+// stays so. A page's render stream waits for minutes between frames, so
+// every open page held a 32 KiB stack for that table (50 KiB an idle page
+// in all, against 12 KiB an idle event stream: docs/performance.md). The
+// compressed bytes land in buf, and the caller's goroutine writes them on,
+// so a slow client blocks its own handler, never a compressing goroutine.
+type gzipOffStack struct {
+	z   *kgzip.Writer
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+func newGzipOffStack(w io.Writer) *gzipOffStack {
+	g := &gzipOffStack{w: w}
+	g.z, _ = kgzip.NewWriterLevel(&g.buf, kgzip.StatelessCompression)
+	return g
+}
+
+// Write compresses p, as a block of its own, and writes it on.
+func (g *gzipOffStack) Write(p []byte) (n int, err error) {
+	if len(p) > 0 {
+		compressing(func() { n, err = g.z.Write(p) })
+	}
+	return n, errors.Join(err, g.writeOn())
+}
+
+// Flush writes nothing more: stateless compression holds nothing back.
+func (g *gzipOffStack) Flush() error { return g.writeOn() }
+
+// Close writes the gzip trailer (no compression: nothing is left to).
+func (g *gzipOffStack) Close() error { return errors.Join(g.z.Close(), g.writeOn()) }
+
+// Reset makes the writer write a new stream to w (the compress middleware
+// pools its writers).
+func (g *gzipOffStack) Reset(w io.Writer) {
+	g.w = w
+	g.buf.Reset()
+	g.z.Reset(&g.buf)
+}
+
+func (g *gzipOffStack) writeOn() error {
+	if g.buf.Len() == 0 {
+		return nil
+	}
+	_, err := g.w.Write(g.buf.Bytes())
+	g.buf.Reset()
+	return err
+}
+
+// compressJob is one call of compressing.
+type compressJob struct {
+	f        func()
+	panicked any
+	done     chan struct{}
+}
+
+var (
+	compressStart sync.Once
+	compressJobs  chan *compressJob
+	compressPool  = sync.Pool{New: func() any { return &compressJob{done: make(chan struct{}, 1)} }}
+)
+
+// compressing runs f on one of GOMAXPROCS goroutines kept for it, and
+// returns when f has; a panic in f is raised again here.
+func compressing(f func()) {
+	compressStart.Do(func() {
+		compressJobs = make(chan *compressJob)
+		for range runtime.GOMAXPROCS(0) {
+			go func() {
+				for j := range compressJobs {
+					j.run()
+				}
+			}()
+		}
+	})
+	j := compressPool.Get().(*compressJob)
+	j.f = f
+	compressJobs <- j
+	<-j.done
+	p := j.panicked
+	j.f, j.panicked = nil, nil
+	compressPool.Put(j)
+	if p != nil {
+		panic(p)
+	}
+}
+
+func (j *compressJob) run() {
+	defer func() {
+		j.panicked = recover()
+		j.done <- struct{}{}
+	}()
+	j.f()
 }

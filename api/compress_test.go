@@ -1,7 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -44,3 +50,70 @@ func FuzzAcceptedCodings(f *testing.F) {
 		}
 	})
 }
+
+// TestGzipOffStack: writers compressing on the shared goroutines, from many
+// goroutines at once and reused after Reset, each write a valid gzip
+// stream of what was written.
+func TestGzipOffStack(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out bytes.Buffer
+			g := newGzipOffStack(&out)
+			for round := range 3 {
+				out.Reset()
+				g.Reset(&out)
+				var want bytes.Buffer
+				for k := range 20 {
+					p := []byte(strings.Repeat(fmt.Sprintf("data: %d %d %d\n\n", i, round, k), k+1))
+					if n, err := g.Write(p); n != len(p) || err != nil {
+						t.Errorf("Write = %d, %v", n, err)
+						return
+					}
+					want.Write(p)
+					if err := g.Flush(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if err := g.Close(); err != nil {
+					t.Error(err)
+					return
+				}
+				zr, err := gzip.NewReader(&out)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := io.ReadAll(zr)
+				if err != nil || !bytes.Equal(got, want.Bytes()) {
+					t.Errorf("writer %d, round %d: read back %d bytes (%v), want %d", i, round, len(got), err, want.Len())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestGzipOffStackWriteError: an error of the writer underneath is the
+// write's, and a panic while compressing is raised in the caller.
+func TestGzipOffStackWriteError(t *testing.T) {
+	g := newGzipOffStack(failWriter{})
+	if _, err := g.Write([]byte("data: x\n\n")); !errors.Is(err, errFail) {
+		t.Errorf("Write error %v, want %v", err, errFail)
+	}
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Errorf("recovered %v, want boom", p)
+		}
+	}()
+	compressing(func() { panic("boom") })
+}
+
+var errFail = errors.New("the connection is gone")
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errFail }
