@@ -85,48 +85,68 @@ func refused(params string) bool {
 // stays so. A page's render stream waits for minutes between frames, so
 // every open page held a 32 KiB stack for that table (50 KiB an idle page
 // in all, against 12 KiB an idle event stream: docs/performance.md). The
-// compressed bytes land in buf, and the caller's goroutine writes them on,
-// so a slow client blocks its own handler, never a compressing goroutine.
+// compressed bytes land in a pooled buffer, and the caller's goroutine
+// writes them on, so a slow client blocks its own handler, never a
+// compressing goroutine; between writes the writer holds no buffer.
 type gzipOffStack struct {
 	z   *kgzip.Writer
-	buf bytes.Buffer
 	w   io.Writer
+	out gzipSink // where z writes
 }
+
+// gzipSink collects what the gzip writer writes during one call.
+type gzipSink struct{ buf *bytes.Buffer }
+
+func (s *gzipSink) Write(p []byte) (int, error) { return s.buf.Write(p) }
+
+var gzipBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func newGzipOffStack(w io.Writer) *gzipOffStack {
 	g := &gzipOffStack{w: w}
-	g.z, _ = kgzip.NewWriterLevel(&g.buf, kgzip.StatelessCompression)
+	g.z, _ = kgzip.NewWriterLevel(&g.out, kgzip.StatelessCompression)
 	return g
 }
 
 // Write compresses p, as a block of its own, and writes it on.
 func (g *gzipOffStack) Write(p []byte) (n int, err error) {
-	if len(p) > 0 {
-		compressing(func() { n, err = g.z.Write(p) })
+	if len(p) == 0 {
+		return 0, nil
 	}
+	g.out.buf = gzipBufs.Get().(*bytes.Buffer)
+	compressing(func() { n, err = g.z.Write(p) })
 	return n, errors.Join(err, g.writeOn())
 }
 
-// Flush writes nothing more: stateless compression holds nothing back.
-func (g *gzipOffStack) Flush() error { return g.writeOn() }
+// Flush writes nothing: stateless compression holds nothing back.
+func (g *gzipOffStack) Flush() error { return nil }
 
-// Close writes the gzip trailer (no compression: nothing is left to).
-func (g *gzipOffStack) Close() error { return errors.Join(g.z.Close(), g.writeOn()) }
+// Close writes the gzip trailer (no compression: nothing is left to), and
+// the header first if nothing was written.
+func (g *gzipOffStack) Close() error {
+	g.out.buf = gzipBufs.Get().(*bytes.Buffer)
+	err := g.z.Close()
+	return errors.Join(err, g.writeOn())
+}
 
 // Reset makes the writer write a new stream to w (the compress middleware
 // pools its writers).
 func (g *gzipOffStack) Reset(w io.Writer) {
 	g.w = w
-	g.buf.Reset()
-	g.z.Reset(&g.buf)
+	g.z.Reset(&g.out)
 }
 
+// writeOn writes what the call compressed to w and gives its buffer back.
 func (g *gzipOffStack) writeOn() error {
-	if g.buf.Len() == 0 {
-		return nil
+	b := g.out.buf
+	g.out.buf = nil
+	var err error
+	if b.Len() > 0 {
+		_, err = g.w.Write(b.Bytes())
 	}
-	_, err := g.w.Write(g.buf.Bytes())
-	g.buf.Reset()
+	if b.Cap() <= 64<<10 {
+		b.Reset()
+		gzipBufs.Put(b)
+	}
 	return err
 }
 
