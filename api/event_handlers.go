@@ -224,7 +224,7 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.closing:
+		case <-s.closingCtx.Done():
 			return errStreamClosed
 		case <-tail.Wake:
 		case <-heartbeat.C:

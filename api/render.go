@@ -91,7 +91,7 @@ func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *ht
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
-				case <-s.closing:
+				case <-s.closingCtx.Done():
 					return errStreamClosed
 				case <-time.After(wait):
 				}

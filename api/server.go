@@ -88,13 +88,11 @@ type Config struct {
 
 // Server serves the HTTP API.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	router    chi.Router
-	closeOnce sync.Once
-	closing   chan struct{} // closed by CloseStreams
-	// closingCtx ends with CloseStreams too, for parked streams, which
-	// wait in no select (direct_park.go).
+	cfg    Config
+	log    *slog.Logger
+	router chi.Router
+	// closingCtx ends with CloseStreams: streams wait on its Done, parked
+	// ones, which wait in no select, on an AfterFunc (direct_park.go).
 	closingCtx  context.Context
 	stopClosing context.CancelFunc
 	draining    atomic.Bool
@@ -149,8 +147,7 @@ func New(cfg Config) *Server {
 	}
 	cfg.Info.Auth = cfg.Auth
 	cfg.Info.Texts = StatusTexts{Thinking: statustext.Thinking}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), closing: make(chan struct{}),
-		taken: make(map[*takenStream]struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), taken: make(map[*takenStream]struct{})}
 	s.closingCtx, s.stopClosing = context.WithCancel(context.Background())
 	s.router = s.routes()
 	return s
@@ -162,12 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // CloseStreams ends every open event stream (at shutdown, so that
 // http.Server.Shutdown does not wait for them). Clients resume elsewhere
 // or after the restart with Last-Event-ID.
-func (s *Server) CloseStreams() {
-	s.closeOnce.Do(func() {
-		close(s.closing)
-		s.stopClosing()
-	})
-}
+func (s *Server) CloseStreams() { s.stopClosing() }
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
