@@ -30,6 +30,7 @@ type IdleReport struct {
 	Turns     int      `json:"turns"`
 	Streams   int      `json:"streams"`        // asked for
 	Render    bool     `json:"render"`         // rendering streams, as the page's
+	Frames    int      `json:"renderFrames"`   // render frames the open streams got
 	Opened    int      `json:"opened"`         // open and idle when measured
 	Failed    int      `json:"failed"`         // could not be opened or broke
 	OpenTime  Duration `json:"openMs"`         // opening them all
@@ -158,6 +159,9 @@ func (b *Bench) idleStreams(ctx context.Context, s *session, t *target, turns []
 	errs := endedStreams(results, rep)
 	closeStreams()
 	wg.Wait()
+	for range len(results) { // the streams closed here
+		rep.Frames += (<-results).frames
+	}
 	return after, errs, nil
 }
 
