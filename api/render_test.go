@@ -220,15 +220,23 @@ func TestRenderedStreamResumesFinished(t *testing.T) {
 	}
 }
 
+// rawEncodingTurn starts a server at the demo's pace delay, a turn on
+// question in a new conversation, and an HTTP client that leaves
+// Accept-Encoding, and the bodies, to the test.
+func rawEncodingTurn(t *testing.T, delay time.Duration, question string) (*testserver.Server, string, toolmark.Turn, *http.Client) {
+	t.Helper()
+	srv := testserver.Start(t, testserver.Options{DemoDelay: delay})
+	c := newClient(t, srv.URL, "")
+	conv := c.newConversation()
+	turn := c.postTurn(conv, question)
+	return srv, conv, turn, &http.Client{Transport: &http.Transport{DisableCompression: true}}
+}
+
 // TestCompressedStream: a client that accepts gzip gets the event stream
 // and JSON answers compressed, and the stream's frames arrive while the
 // turn runs (each is flushed compressed), not at its end.
 func TestCompressedStream(t *testing.T) {
-	srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
-	c := newClient(t, srv.URL, "")
-	conv := c.newConversation()
-	turn := c.postTurn(conv, "How does resume work, and what happens on cancellation?")
-	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	srv, conv, turn, hc := rawEncodingTurn(t, 20*time.Millisecond, "How does resume work, and what happens on cancellation?")
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/turns/"+turn.ID+"/events?render=html", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := hc.Do(req)
@@ -273,11 +281,7 @@ func TestCompressedStream(t *testing.T) {
 // TestRefusedEncoding: a coding refused with q=0 is not used, neither for
 // JSON answers nor for event streams (taken over or not).
 func TestRefusedEncoding(t *testing.T) {
-	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
-	c := newClient(t, srv.URL, "")
-	conv := c.newConversation()
-	turn := c.postTurn(conv, "How does resume work?")
-	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	srv, conv, turn, hc := rawEncodingTurn(t, 5*time.Millisecond, "How does resume work?")
 	for _, tc := range []struct{ path, accept, want string }{
 		{"/api/conversations/" + conv, "gzip;q=0", ""},
 		{"/api/conversations/" + conv, "gzip;q=0, deflate", "deflate"},
