@@ -105,16 +105,16 @@ var conformanceScenarios = []conformance{
 	{name: "cut mid-arguments", doc: "the body ends inside a call's arguments: the tag ends in error",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Searching."}, Cut: true, Calls: []fp.Call{search("call_c1", `{"query": "res`, `ume after crash"}`)}}}
-		}, wantErr: toolmark.EUNAVAILABLE, wantText: "Searching.", wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}, na: whole,
+		}, wantErr: toolmark.ESTREAMCUT, wantText: "Searching.", wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}, na: whole,
 		callsBy: map[fp.Dialect][]toolcallmarkup.Status{fp.Ollama: nil}}, // the cut falls inside the call's one chunk: no tag began
 	{name: "EOF without the end marker", doc: "a complete answer whose stream ends without [DONE] / message_stop",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Complete ", "answer."}, NoDone: true}}
 		}, wantText: "Complete answer."},
-	{name: "malformed chunk", doc: "a chunk that is not JSON after some text: the turn fails, unavailable",
+	{name: "malformed chunk", doc: "a chunk that is not JSON after some text: the turn fails, bad_response",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Start."}, Malformed: true}}
-		}, wantErr: toolmark.EUNAVAILABLE, wantText: "Start.", na: whole},
+		}, wantErr: toolmark.EBADRESPONSE, wantText: "Start.", na: whole},
 	{name: "unknown tool", doc: "a call of a tool that does not exist: its tag ends in error, the turn goes on",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Calls: []fp.Call{{ID: "call_x1", Name: "delete_everything", Args: []string{`{}`}}}}, answer}

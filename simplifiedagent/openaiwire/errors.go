@@ -15,15 +15,15 @@ import (
 )
 
 // ErrStreamCut means the response stream ended before the model finished.
-// A cut stream is a *modelerr.Error of code unavailable wrapping it.
+// A cut stream is a *modelerr.Error of code stream_cut wrapping it.
 var ErrStreamCut = errors.New("openaiwire: stream ended before the response was complete")
 
 // cut returns the error of a stream that ended early, for why.
 func cut(why error) error {
 	if why == nil {
-		return modelerr.New(toolmark.EUNAVAILABLE, ErrStreamCut)
+		return modelerr.New(toolmark.ESTREAMCUT, ErrStreamCut)
 	}
-	return modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("%w: %w", ErrStreamCut, why))
+	return modelerr.New(toolmark.ESTREAMCUT, fmt.Errorf("%w: %w", ErrStreamCut, why))
 }
 
 // errorBody is an error answer in any of the shapes servers use:

@@ -128,16 +128,16 @@ func TestErrors(t *testing.T) {
 		{"vllm in stream", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, `data: {"object":"error","message":"Internal server error","type":"InternalServerError","param":null,"code":500}`+"\n\n")
-		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.EUNAVAILABLE},
+		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.ESERVICEFAILED},
 		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Gateway", 502)
-		}, "HTTP 502 Bad Gateway", 502, toolmark.EUNAVAILABLE},
-		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream: server_error", 0, toolmark.EUNAVAILABLE},
-		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0, toolmark.EUNAVAILABLE},
+		}, "HTTP 502 Bad Gateway", 502, toolmark.ESERVICEFAILED},
+		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream: server_error", 0, toolmark.ESERVICEFAILED},
+		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0, toolmark.ESTREAMCUT},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {not json\n\n")
-		}, "bad chunk", 0, toolmark.EUNAVAILABLE},
+		}, "bad chunk", 0, toolmark.EBADRESPONSE},
 		{"rate limited", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(429)
