@@ -26,16 +26,16 @@ type (
 		IncludeUsage bool `json:"include_usage"`
 	}
 	wireMessage struct {
-		Role       string         `json:"role"`
-		Content    *string        `json:"content"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
 		// ReasoningContent and Reasoning carry an assistant message's
 		// thinking back in the field it came in (DeepSeek requires it on
 		// a tool-calling turn).
-		ReasoningContent *string `json:"reasoning_content,omitempty"`
-		Reasoning        *string `json:"reasoning,omitempty"`
-		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string         `json:"tool_call_id,omitempty"`
-		Name       string         `json:"name,omitempty"`
+		ReasoningContent *string        `json:"reasoning_content,omitempty"`
+		Reasoning        *string        `json:"reasoning,omitempty"`
+		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string         `json:"tool_call_id,omitempty"`
+		Name             string         `json:"name,omitempty"`
 	}
 	wireTool struct {
 		Type     string          `json:"type"`

@@ -26,10 +26,10 @@ type (
 	}
 	wireChunk struct {
 		Choices []struct {
-			Index int `json:"index"`
-			Delta   wireDelta `json:"delta"`
-			Message wireDelta `json:"message"` // non-streaming answers
-			FinishReason *string `json:"finish_reason"`
+			Index        int       `json:"index"`
+			Delta        wireDelta `json:"delta"`
+			Message      wireDelta `json:"message"` // non-streaming answers
+			FinishReason *string   `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
 		errorBody
