@@ -76,6 +76,7 @@ func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerToo
 	streamed = rs.text.Len() > 0 || len(rs.order) > 0 || rs.think.Len() > 0
 	rs.mu.Unlock()
 	if err != nil {
+		l.thought(rs, nil, nil) // what it streamed of its thinking ends here
 		return reply{calls: rs.order}, streamed, err
 	}
 	if resp == nil || len(resp.Choices) == 0 {

@@ -237,6 +237,9 @@ func ollamaLegacyWhole(rep Reply) string {
 		}
 		msg["tool_calls"], finish = calls, "tool_calls"
 	}
+	if rep.Stop != "" {
+		finish = rep.Stop
+	}
 	return mustJSON(map[string]any{"id": "chatcmpl-97", "object": "chat.completion", "created": 1732000000, "model": "llama3.1",
 		"system_fingerprint": "fp_ollama", "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage": usageOf(rep)})

@@ -45,6 +45,13 @@ func (d Dialect) reasoning() bool {
 	return false
 }
 
+// StreamsThinking reports whether replies of d stream thinking text
+// (Gemini's only sign of thinking is its signatures).
+func (d Dialect) StreamsThinking() bool { return d.reasoning() && d != Gemini }
+
+// Anthropic reports whether d speaks Anthropic's messages API.
+func (d Dialect) Anthropic() bool { return d == Anthropic || d == AnthropicThinking }
+
 // thinkingOf is what a reply of dialect d thinks: its Thinking, or a
 // default one for a reasoning dialect.
 func thinkingOf(d Dialect, rep Reply) []string {
@@ -208,16 +215,19 @@ func (s *Server) checkAnthropic(i int, m map[string]any) (int, string, string) {
 		first, _ := blocks[0].(map[string]any)
 		return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%v`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns.", i, first["type"])
 	}
-	k := 0
-	for j, h := range have {
+	for j, h := range have { // each block as the model wrote it
+		switch text, _ := h["thinking"].(string); {
+		case h["type"] == "thinking" && h["signature"] != signature(text):
+			return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
+		case h["type"] == "redacted_thinking" && h["data"] != redactedData:
+			return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block", i, j)
+		}
+	}
+	k := 0 // and those of the calls' replies among them, in order
+	for _, h := range have {
 		if k < len(want) && fmt.Sprint(h) == fmt.Sprint(want[k]) {
 			k++
-			continue
 		}
-		if h["type"] == "thinking" {
-			return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
-		}
-		return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block", i, j)
 	}
 	if k < len(want) {
 		return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content: a thinking block of the model's reply is missing (test service)", i)
