@@ -233,7 +233,7 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	}
 	if j.ending != nil || j.handOverTTL > 0 || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
 		content := j.state.Content()
-		w.Content = &content
+		w.Content, w.Reasoning = &content, j.state.Reasoning()
 		j.lastSave = time.Now()
 	}
 	j.mu.Unlock()
