@@ -29,6 +29,9 @@ func (r *renderer) reasoning(acc *client.Accumulator, expanded bool, frame strin
 		return statusLine("Thinking…", frame)
 	}
 	text := strings.TrimSpace(Sanitize(rs.Text))
+	if text == "" && rs.DurationMs == 0 {
+		return "" // nothing to read and no time taken (a signature, a redacted block)
+	}
 	if !expanded || text == "" {
 		return styleMuted.Render("▸ " + thoughtFor(rs.DurationMs))
 	}

@@ -7,11 +7,17 @@ import "github.com/toolmark/toolmark"
 type reasoningState struct {
 	r        toolmark.Reasoning
 	thinking bool // a round's thinking streams and has not ended
+	round    int  // the round whose text came last
 }
 
 func (s *State) applyReasoning(d toolmark.ReasoningDeltaData) {
 	rs := &s.reasoning
-	rs.r.Text += d.Text
+	if d.Text != "" {
+		if rs.r.Text != "" && d.Round != rs.round {
+			rs.r.Text += "\n\n" // each round's thinking a paragraph of its own
+		}
+		rs.r.Text, rs.round = rs.r.Text+d.Text, d.Round
+	}
 	if !d.Done {
 		rs.thinking = rs.thinking || d.Text != ""
 		return

@@ -29,5 +29,7 @@ export function showReasoning(fold, r) {
   text.textContent = r.from ? held.slice(0, r.from) + (r.text || '') : r.text || '';
   fold.querySelector('.reasoning__summary').textContent = r.thinking ? 'Thinking…' : thoughtFor(r.durationMs);
   fold.classList.toggle('reasoning--thinking', !!r.thinking);
-  fold.hidden = false;
+  // Thinking with nothing to read and no time taken (a Gemini signature, a
+  // redacted block) shows no fold.
+  fold.hidden = !r.thinking && !text.textContent && !r.durationMs;
 }
