@@ -21,4 +21,5 @@ type Resume struct {
 	Content   string           // the answer's ToolCall markup so far
 	ToolCalls []ToolCallRecord // its tool calls; the finished ones go back to the model
 	Todos     []Todo           // its task list
+	Reasoning []ReasoningPart  // its reasoning items, which go back with its calls
 }

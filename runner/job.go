@@ -369,6 +369,9 @@ func (j *job) runAgent() (in Input, err error) {
 	if j.resumed {
 		j.mu.Lock()
 		in.Resume = &toolmark.Resume{Content: j.state.Content(), ToolCalls: j.state.Records(), Todos: j.state.Todos()}
+		if r := j.state.Reasoning(); r != nil {
+			in.Resume.Reasoning = r.Parts
+		}
 		j.mu.Unlock()
 	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
 		return in, err

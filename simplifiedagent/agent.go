@@ -235,7 +235,7 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 				done = append(done, c)
 			}
 		}
-		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done}})...)
+		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done, Reasoning: r.Reasoning}})...)
 		// The answer so far as it stands, trailing space included: the
 		// model goes on right after its last character.
 		if text := strings.TrimLeft(visibleText(r.Content), " \n"); strings.TrimSpace(text) != "" {

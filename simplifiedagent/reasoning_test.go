@@ -123,3 +123,39 @@ func TestErrorSentences(t *testing.T) {
 		seen[msg] = c.name
 	}
 }
+
+// TestReasoningResume: an answer handed over mid-turn (Request.Resume)
+// goes on with its finished calls' reasoning, which DeepSeek wants back;
+// without it the service refuses the request.
+func TestReasoningResume(t *testing.T) {
+	srv := fp.Start(t, fp.DeepSeek, fp.Reply{Calls: []fp.Call{search("call_rs1", `{"query": "resume"}`)}}, answer)
+	search := tools.NewSearchDocuments(&fakeSearcher{docs: testDocs})
+	rec := newRecorder()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The first round only, as a replica that drained after it left it.
+	res, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: srv.Model(t), Input: "How does resume work?",
+		Tools: []simplifiedagent.Tool{search}, MaxRounds: 2, Retry: retryFast, Logger: discardLogger()}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := turnstate.New()
+	for _, e := range rec.all() {
+		if e.Type == toolmark.EventRoundStarted && e.Data.(toolmark.RoundStartedData).Round == 2 {
+			break
+		}
+		if err := st.Apply(e, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, parts := range map[string][]toolmark.ReasoningPart{"with": st.Reasoning().Parts, "without": nil} {
+		before := len(srv.Problems())
+		_, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: srv.Model(t), Input: "How does resume work?",
+			Tools: []simplifiedagent.Tool{search}, Retry: retryFast, Logger: discardLogger(),
+			Resume: &toolmark.Resume{Content: st.Content(), ToolCalls: res.ToolCalls, Reasoning: parts}}, nil)
+		refused := len(srv.Problems()) > before
+		if name == "with" && (err != nil || refused) || name == "without" && !refused {
+			t.Errorf("resumed %s its reasoning: error %v, refusals %v", name, err, srv.Problems()[before:])
+		}
+	}
+}
