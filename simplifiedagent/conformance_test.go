@@ -145,6 +145,10 @@ var stopScenarios = []conformance{
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Half an ans"}, StreamErr: "server"}}
 		}, wantErr: toolmark.ESERVICEFAILED, wantText: "Half an ans", na: whole},
+	{name: "malformed chunk before any token", doc: "an answer that cannot be read, before anything streamed: bad_response, not retried",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{""}, Malformed: true}, {Text: []string{"must not be asked for"}}}
+		}, wantErr: toolmark.EBADRESPONSE, na: whole},
 	{name: "quota or credit used up", doc: "insufficient_quota (429) / a low credit balance (400): not retried",
 		script:  func(d fp.Dialect) []fp.Reply { return []fp.Reply{{Status: quotaStatus(d), Error: "quota"}} },
 		wantErr: toolmark.EQUOTA, errBy: map[fp.Dialect]string{fp.Anthropic: toolmark.ECREDIT, fp.AnthropicThinking: toolmark.ECREDIT}},
