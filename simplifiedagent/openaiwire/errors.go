@@ -29,7 +29,7 @@ func cut(why error) error {
 // errorBody is an error answer in any of the shapes servers use:
 // {"error": {"message", "type", "code"}} (OpenAI, llama.cpp),
 // {"error": "text"} (Ollama) or {"object": "error", "message", "type",
-// "code"} (vLLM).
+// "code"} (vLLM); Gemini sends a one-element array of the first.
 type errorBody struct {
 	Error   json.RawMessage `json:"error"`
 	Object  string          `json:"object"`
@@ -78,6 +78,12 @@ func readAPIError(resp *http.Response) *modelerr.Error {
 	var b errorBody
 	if json.Unmarshal(raw, &b) == nil {
 		if e := b.apiError(resp.StatusCode, wait); e != nil {
+			return e
+		}
+	}
+	var list []errorBody // Gemini's OpenAI compatibility: [{"error": {"code", "message", "status"}}]
+	if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+		if e := list[0].apiError(resp.StatusCode, wait); e != nil {
 			return e
 		}
 	}

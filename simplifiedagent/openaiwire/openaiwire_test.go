@@ -129,6 +129,14 @@ func TestErrors(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, `data: {"object":"error","message":"Internal server error","type":"InternalServerError","param":null,"code":500}`+"\n\n")
 		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.ESERVICEFAILED},
+		{"gemini", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(400)
+			io.WriteString(w, `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}]`)
+		}, "HTTP 400 400: Function call is missing a thought_signature", 400, toolmark.EBADREQUEST},
+		{"deepseek balance", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(402)
+			io.WriteString(w, `{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`)
+		}, "HTTP 402", 402, toolmark.ECREDIT},
 		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Gateway", 502)
 		}, "HTTP 502 Bad Gateway", 502, toolmark.ESERVICEFAILED},
