@@ -94,6 +94,7 @@ func FromSnapshot(d toolmark.SnapshotData) (*State, error) {
 	s := &State{doc: doc, byID: map[string]*Call{}, seq: d.Seq, status: d.Status, todos: cloneTodos(d.Todos)}
 	if d.Reasoning != nil {
 		s.reasoning.r = *d.Reasoning
+		s.reasoning.r.Parts = append([]toolmark.ReasoningPart(nil), d.Reasoning.Parts...)
 	}
 	if s.status == "" {
 		s.status = toolmark.TurnRunning
