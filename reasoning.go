@@ -47,6 +47,9 @@ type ReasoningPart struct {
 type Reasoning struct {
 	Text       string `json:"text"`       // the displayable thinking of every round, untrusted plain text
 	DurationMs int64  `json:"durationMs"` // how long the model thought, all rounds together
+	// Summary is the fold's line, written by the server for every client
+	// ("Thought for 12 s", see statustext.Thought); set by the HTTP API.
+	Summary string `json:"summary,omitempty"`
 	// Parts are the provider's reasoning items, in order: stored with the
 	// message and never sent to clients.
 	Parts []ReasoningPart `json:"-"`

@@ -1,6 +1,9 @@
 package liveview
 
-import "github.com/toolmark/toolmark"
+import (
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
+)
 
 // Reasoning is the model's thinking in an Update, for the page's fold
 // above the answer. Text is plain text (the model's: shown as text, never
@@ -13,6 +16,9 @@ type Reasoning struct {
 	From       int    `json:"from,omitempty"`
 	Thinking   bool   `json:"thinking,omitempty"`
 	DurationMs int64  `json:"durationMs"`
+	// Summary is the fold's line: statustext.Thinking while the model
+	// thinks, then statustext.Thought of the duration.
+	Summary string `json:"summary"`
 }
 
 // reasonSent is how much of the thinking a follower holds after an Update.
@@ -29,7 +35,10 @@ func (l *View) reasoningUpdate(since, version int64) *Reasoning {
 		l.recordReason(version, r)
 		return nil
 	}
-	out := &Reasoning{Text: r.Text, Thinking: l.state.Thinking(), DurationMs: r.DurationMs}
+	out := &Reasoning{Text: r.Text, Thinking: l.state.Thinking(), DurationMs: r.DurationMs, Summary: statustext.Thought(r.DurationMs)}
+	if out.Thinking {
+		out.Summary = statustext.Thinking
+	}
 	for i := len(l.reasonLog) - 1; i >= 0 && since >= 0; i-- {
 		if s := l.reasonLog[i]; s.version == since {
 			if s.n <= len(r.Text) {

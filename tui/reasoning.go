@@ -1,20 +1,13 @@
 package tui
 
 import (
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/statustext"
 )
-
-// thoughtFor is the fold's line of a model that thought for ms
-// milliseconds: "Thought for 12 s".
-func thoughtFor(ms int64) string {
-	return "Thought for " + strconv.Itoa(max(1, int(math.Round(float64(ms)/1000)))) + " s"
-}
 
 // reasoning renders a reasoning model's thinking above its answer, folded
 // to one line ("▸ Thought for 12 s", or the spinner and "Thinking…" while
@@ -26,17 +19,17 @@ func (r *renderer) reasoning(acc *client.Accumulator, expanded bool, frame strin
 		return ""
 	}
 	if acc.Thinking() && !acc.Status().Final() {
-		return statusLine("Thinking…", frame)
+		return statusLine(statustext.Thinking, frame)
 	}
 	text := strings.TrimSpace(Sanitize(rs.Text))
 	if text == "" && rs.DurationMs == 0 {
 		return "" // nothing to read and no time taken (a signature, a redacted block)
 	}
 	if !expanded || text == "" {
-		return styleMuted.Render("▸ " + thoughtFor(rs.DurationMs))
+		return styleMuted.Render("▸ " + statustext.Thought(rs.DurationMs))
 	}
 	var b strings.Builder
-	b.WriteString(styleMuted.Render("▾ " + thoughtFor(rs.DurationMs)))
+	b.WriteString(styleMuted.Render("▾ " + statustext.Thought(rs.DurationMs)))
 	for _, line := range strings.Split(ansi.Wrap(text, max(r.width-4, 10), ""), "\n") {
 		b.WriteString("\n" + styleMuted.Render("│ "+line))
 	}
