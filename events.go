@@ -28,6 +28,7 @@ const (
 	EventTurnCompleted   EventType = "turn_completed"
 	EventTurnFailed      EventType = "turn_failed"
 	EventTurnCancelled   EventType = "turn_cancelled"
+	EventReasoningDelta  EventType = "reasoning_delta"
 )
 
 // Terminal reports whether an event of type t ends its turn's stream.
@@ -145,6 +146,7 @@ type SnapshotData struct {
 	Status    TurnStatus       `json:"status"`
 	ToolCalls []ToolCallRecord `json:"toolCalls"`
 	Todos     []Todo           `json:"todos"`
+	Reasoning *Reasoning       `json:"reasoning,omitempty"` // the model's thinking so far
 }
 
 // TurnEndData is the payload of turn_completed, turn_failed and
@@ -185,6 +187,8 @@ func DecodeData(t EventType, raw json.RawMessage) (any, error) {
 		return decode[ModelRetryData](t, raw)
 	case EventUsage:
 		return decode[UsageData](t, raw)
+	case EventReasoningDelta:
+		return decode[ReasoningDeltaData](t, raw)
 	}
 	return nil, nil
 }
@@ -232,4 +236,20 @@ type UsageData struct {
 	Round      int    `json:"round"`
 	Usage
 	Total Usage `json:"total"` // the turn's tokens so far, sub-agents included
+}
+
+// ReasoningDeltaData is the payload of reasoning_delta: the model's
+// thinking, streamed apart from the answer's text (it is never part of the
+// content). Text is untrusted plain text: a client shows it escaped, as it
+// shows any model text, never as markup.
+type ReasoningDeltaData struct {
+	Round int    `json:"round"`
+	Text  string `json:"text,omitempty"` // the next piece of the round's displayable thinking
+	// Done marks the round's last reasoning_delta: the model thought for
+	// DurationMs in this round, and Parts are its reasoning items as the
+	// provider gave them (signatures, redacted data: opaque, kept by the
+	// server for the model's history; clients ignore them).
+	Done       bool            `json:"done,omitempty"`
+	DurationMs int64           `json:"durationMs,omitempty"`
+	Parts      []ReasoningPart `json:"parts,omitempty"`
 }

@@ -9,6 +9,9 @@ type HistoryTurn struct {
 	UserText         string
 	AssistantContent string           // ToolCall markup, final statuses only
 	ToolCalls        []ToolCallRecord // the turn's tool-call records
+	// Reasoning is the model's reasoning items of the turn (Reasoning.Parts
+	// of its answer), which some APIs want back with the turn's calls.
+	Reasoning []ReasoningPart
 }
 
 // Resume is an answer begun on another replica (one that handed its turns
@@ -18,4 +21,5 @@ type Resume struct {
 	Content   string           // the answer's ToolCall markup so far
 	ToolCalls []ToolCallRecord // its tool calls; the finished ones go back to the model
 	Todos     []Todo           // its task list
+	Reasoning []ReasoningPart  // its reasoning items, which go back with its calls
 }

@@ -145,6 +145,9 @@ type Message struct {
 	Seq            int64         `json:"seq"`
 	CreatedAt      time.Time     `json:"createdAt"`
 	UpdatedAt      time.Time     `json:"updatedAt"`
+	// Reasoning is an assistant message's thinking, when its model thought
+	// (its provider items stay on the server).
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
 }
 
 // Turn is one user message and the assistant's answer to it, run as a

@@ -120,7 +120,7 @@ func (s *Server) handleReplacedMessages(w http.ResponseWriter, r *http.Request) 
 	}
 	views := make([]messageView, len(ms))
 	for i, m := range ms {
-		views[i] = messageView{Message: m, ToolCalls: []toolmark.ToolCallRecord{}, Todos: []toolmark.Todo{}}
+		views[i] = messageView{Message: withSummary(m), ToolCalls: []toolmark.ToolCallRecord{}, Todos: []toolmark.Todo{}}
 		if views[i].HTML, err = s.render(m); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -178,7 +178,7 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	var out []messageView
 	for i := len(pages) - 1; i >= 0; i-- {
 		for _, e := range pages[i] {
-			out = append(out, messageView{Message: e.Message, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage})
+			out = append(out, messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage})
 		}
 	}
 	if out == nil {

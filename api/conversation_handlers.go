@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -24,6 +25,17 @@ type messageView struct {
 	// Error is, for an answer whose turn failed, the sentence its end
 	// carried (what happened and what to do).
 	Error string `json:"error,omitempty"`
+}
+
+// withSummary returns m with the summary of its thinking's fold written
+// (statustext.Thought), as clients show it.
+func withSummary(m toolmark.Message) toolmark.Message {
+	if m.Reasoning != nil {
+		r := *m.Reasoning
+		r.Summary = statustext.Thought(r.DurationMs)
+		m.Reasoning = &r
+	}
+	return m
 }
 
 // renderVersion names the rendering of stored messages; change it when
@@ -101,7 +113,7 @@ func (s *Server) handleGetConversation(w http.ResponseWriter, r *http.Request) {
 	views := make([]messageView, len(p.Messages))
 	var fresh []store.RenderedMessage
 	for i, e := range p.Messages {
-		v := messageView{Message: e.Message, HTML: e.HTML, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage}
+		v := messageView{Message: withSummary(e.Message), HTML: e.HTML, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage}
 		if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
 			v.Error = e.TurnError
 		}
@@ -179,7 +191,7 @@ func (s *Server) keepRendered(ms []store.RenderedMessage) {
 // A user's text is neutralised before rendering, so a user cannot forge a
 // tool widget either.
 func (s *Server) viewMessage(r *http.Request, m toolmark.Message) (messageView, error) {
-	v := messageView{Message: m, ToolCalls: []toolmark.ToolCallRecord{}, Todos: []toolmark.Todo{}}
+	v := messageView{Message: withSummary(m), ToolCalls: []toolmark.ToolCallRecord{}, Todos: []toolmark.Todo{}}
 	html, err := s.render(m)
 	if err != nil {
 		return v, err

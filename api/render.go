@@ -26,7 +26,8 @@ import (
 // from it with Last-Event-ID, and a resumed stream starts with a reset
 // frame. The first frame of a stream has "reset":true and every block;
 // later ones only the blocks that changed; blocks at or past count are
-// gone. todos is the plan when it changed; turn (status, error, code,
+// gone. todos is the plan when it changed, reasoning the model's thinking
+// when it changed (plain text, see liveview.Reasoning); turn (status, error, code,
 // usage) and final come once the turn has ended, and the stream ends after
 // that frame. Frames are coalesced to what a person can see: at most one
 // per renderInterval, the final one at once.

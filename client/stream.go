@@ -174,7 +174,7 @@ func NewAccumulator(h *Handlers) *Accumulator {
 // with the same code as a live turn.
 func AccumulatorOf(m Message) (*Accumulator, error) {
 	st, err := turnstate.FromSnapshot(toolmark.SnapshotData{Content: m.Content, Seq: m.Seq,
-		Status: m.Status.TurnStatus(), ToolCalls: m.ToolCalls, Todos: m.Todos})
+		Status: m.Status.TurnStatus(), ToolCalls: m.ToolCalls, Todos: m.Todos, Reasoning: m.Reasoning})
 	if err != nil {
 		return nil, err
 	}
@@ -341,3 +341,11 @@ func (a *Accumulator) Seq() int64 { return a.st.Seq() }
 // follows): the same rule the server applies for the page's status bubble
 // (turnstate.State.Bubble).
 func (a *Accumulator) Bubble() string { return a.st.Bubble() }
+
+// Reasoning returns the model's thinking so far (its text and how long it
+// thought), or nil when it did not think. The text is the model's:
+// untrusted, to be shown as text.
+func (a *Accumulator) Reasoning() *toolmark.Reasoning { return a.st.Reasoning() }
+
+// Thinking reports whether the model is thinking now.
+func (a *Accumulator) Thinking() bool { return a.st.Thinking() }

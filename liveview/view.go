@@ -59,6 +59,9 @@ type View struct {
 	resetAt int64      // version of the last full rebuild
 	err     error      // the last rendering error, returned by Update
 
+	reasonAt  int64        // version at which the thinking last changed
+	reasonLog []reasonSent // the thinking as of the last Updates
+
 }
 
 // liveBlock is a finished block: its source and its HTML.
@@ -108,15 +111,17 @@ func (b Block) Apply(had string) string {
 // Todos is the plan when it changed (and in a reset); Turn the turn's end
 // once it is final.
 type Update struct {
-	Seq     int64                 `json:"seq"`
-	Version int64                 `json:"-"`
-	Reset   bool                  `json:"reset,omitempty"`
-	Count   int                   `json:"count"`
-	Blocks  []Block               `json:"blocks"`
-	Status  string                `json:"status"`
-	Todos   []toolmark.Todo       `json:"todos,omitempty"`
-	Turn    *toolmark.TurnEndData `json:"turn,omitempty"`
-	Final   bool                  `json:"final,omitempty"`
+	Seq     int64           `json:"seq"`
+	Version int64           `json:"-"`
+	Reset   bool            `json:"reset,omitempty"`
+	Count   int             `json:"count"`
+	Blocks  []Block         `json:"blocks"`
+	Status  string          `json:"status"`
+	Todos   []toolmark.Todo `json:"todos,omitempty"`
+	// Reasoning is the model's thinking, when it changed (see Reasoning).
+	Reasoning *Reasoning            `json:"reasoning,omitempty"`
+	Turn      *toolmark.TurnEndData `json:"turn,omitempty"`
+	Final     bool                  `json:"final,omitempty"`
 }
 
 // New returns the live view of one turn, rendering with r.
@@ -156,7 +161,7 @@ func (l *View) Apply(e toolmark.Event, data any) error {
 	l.version++
 	switch d := data.(type) {
 	case toolmark.SnapshotData:
-		l.todosAt = l.version
+		l.todosAt, l.reasonAt = l.version, l.version
 		l.rebuild()
 		return nil
 	case toolmark.TextDeltaData:
@@ -167,6 +172,8 @@ func (l *View) Apply(e toolmark.Event, data any) error {
 		l.callChanged(e.Type, d.ToolCallID)
 	case toolmark.TodoUpdateData:
 		l.todosAt = l.version
+	case toolmark.ReasoningDeltaData:
+		l.reasonAt = l.version
 	case toolmark.TurnEndData:
 		l.tailDirt = true // what was held back shows now
 	}
@@ -244,6 +251,7 @@ func (l *View) Update(since int64) (Update, error) {
 	if l.todosAt > since {
 		u.Todos = l.state.Todos()
 	}
+	u.Reasoning = l.reasoningUpdate(since, u.Version)
 	if end, final := l.state.End(); final {
 		u.Turn, u.Final = &end, true
 	}

@@ -233,7 +233,7 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	}
 	if j.ending != nil || j.handOverTTL > 0 || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
 		content := j.state.Content()
-		w.Content = &content
+		w.Content, w.Reasoning = &content, j.state.Reasoning()
 		j.lastSave = time.Now()
 	}
 	j.mu.Unlock()
@@ -369,6 +369,9 @@ func (j *job) runAgent() (in Input, err error) {
 	if j.resumed {
 		j.mu.Lock()
 		in.Resume = &toolmark.Resume{Content: j.state.Content(), ToolCalls: j.state.Records(), Todos: j.state.Todos()}
+		if r := j.state.Reasoning(); r != nil {
+			in.Resume.Reasoning = r.Parts
+		}
 		j.mu.Unlock()
 	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
 		return in, err

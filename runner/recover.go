@@ -67,7 +67,7 @@ func interrupt(t store.LockedTurn, log *slog.Logger) (store.TurnWrite, error) {
 		w.Todos = &ch.Todos
 	}
 	content := st.Content()
-	w.Content = &content
+	w.Content, w.Reasoning = &content, st.Reasoning()
 	return w, nil
 }
 

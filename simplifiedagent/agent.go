@@ -235,7 +235,7 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 				done = append(done, c)
 			}
 		}
-		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done}})...)
+		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done, Reasoning: r.Reasoning}})...)
 		// The answer so far as it stands, trailing space included: the
 		// model goes on right after its last character.
 		if text := strings.TrimLeft(visibleText(r.Content), " \n"); strings.TrimSpace(text) != "" {
@@ -256,26 +256,26 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 		rounds = round
 		l.s.roundStarted(l, round)
 		offerTools := len(l.defs) > 0 && round < l.req.MaxRounds
-		text, calls, err := l.generate(ctx, msgs, offerTools, round)
+		rep, err := l.generate(ctx, msgs, offerTools, round)
 		if err != nil {
 			if ctx.Err() != nil {
 				return answer, rounds, fmt.Errorf("model round %d: %w: %w", round, context.Cause(ctx), err)
 			}
 			return answer, rounds, &ModelError{Round: round, Err: modelerr.Classify(err)}
 		}
-		answer = text
+		answer = rep.text
+		if err := stopError(rep.stop); err != nil {
+			return answer, rounds, &ModelError{Round: round, Err: err}
+		}
+		calls := rep.calls
+		if len(calls) == 0 && rep.stop == stopPauseTurn {
+			msgs = append(msgs, assistantMessage(rep))
+			continue
+		}
 		if len(calls) == 0 {
 			return answer, rounds, nil
 		}
-		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
-		if text != "" {
-			ai.Parts = append(ai.Parts, llms.TextContent{Text: text})
-		}
-		for _, c := range calls {
-			ai.Parts = append(ai.Parts, llms.ToolCall{ID: c.modelID, Type: "function",
-				FunctionCall: &llms.FunctionCall{Name: c.name, Arguments: c.argsText()}})
-		}
-		msgs = append(msgs, ai)
+		msgs = append(msgs, assistantMessage(rep))
 		l.execute(ctx, calls)
 		if ctx.Err() != nil {
 			return answer, rounds, fmt.Errorf("round %d: %w", round, context.Cause(ctx))

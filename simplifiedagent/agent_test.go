@@ -82,8 +82,8 @@ func TestOpenAIScenarios(t *testing.T) {
 		}, checkErr: func(t *testing.T, err error) {
 			var me *simplifiedagent.ModelError
 			var ce *modelerr.Error
-			if !errors.As(err, &me) || me.Round != 1 || !errors.As(err, &ce) || toolmark.ErrorCode(err) != toolmark.EUNAVAILABLE {
-				t.Errorf("error %#v: want a ModelError wrapping a modelerr.Error, code unavailable", err)
+			if !errors.As(err, &me) || me.Round != 1 || !errors.As(err, &ce) || toolmark.ErrorCode(err) != toolmark.ESERVICEFAILED {
+				t.Errorf("error %#v: want a ModelError wrapping a modelerr.Error, code service_failed", err)
 			}
 		}},
 		{name: "stream_cut", files: []string{"stream_cut.sse"}, wantErr: "stream ended", check: func(t *testing.T, res simplifiedagent.Result, _ *sseServer, rec *recorder) {

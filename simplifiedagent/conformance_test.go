@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,8 +39,9 @@ type conformance struct {
 	wantCalls []toolcallmarkup.Status
 	retries   int
 	usage     *toolmark.Usage
-	// callsBy overrides wantCalls for a dialect.
+	// callsBy overrides wantCalls for a dialect, errBy wantErr.
 	callsBy map[fp.Dialect][]toolcallmarkup.Status
+	errBy   map[fp.Dialect]string
 	// na names the dialects whose wire has no such case, and why.
 	na map[fp.Dialect]string
 }
@@ -105,16 +107,16 @@ var conformanceScenarios = []conformance{
 	{name: "cut mid-arguments", doc: "the body ends inside a call's arguments: the tag ends in error",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Searching."}, Cut: true, Calls: []fp.Call{search("call_c1", `{"query": "res`, `ume after crash"}`)}}}
-		}, wantErr: toolmark.EUNAVAILABLE, wantText: "Searching.", wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}, na: whole,
+		}, wantErr: toolmark.ESTREAMCUT, wantText: "Searching.", wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}, na: whole,
 		callsBy: map[fp.Dialect][]toolcallmarkup.Status{fp.Ollama: nil}}, // the cut falls inside the call's one chunk: no tag began
 	{name: "EOF without the end marker", doc: "a complete answer whose stream ends without [DONE] / message_stop",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Complete ", "answer."}, NoDone: true}}
 		}, wantText: "Complete answer."},
-	{name: "malformed chunk", doc: "a chunk that is not JSON after some text: the turn fails, unavailable",
+	{name: "malformed chunk", doc: "a chunk that is not JSON after some text: the turn fails, bad_response",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Text: []string{"Start."}, Malformed: true}}
-		}, wantErr: toolmark.EUNAVAILABLE, wantText: "Start.", na: whole},
+		}, wantErr: toolmark.EBADRESPONSE, wantText: "Start.", na: whole},
 	{name: "unknown tool", doc: "a call of a tool that does not exist: its tag ends in error, the turn goes on",
 		script: func(fp.Dialect) []fp.Reply {
 			return []fp.Reply{{Calls: []fp.Call{{ID: "call_x1", Name: "delete_everything", Args: []string{`{}`}}}}, answer}
@@ -129,6 +131,83 @@ var conformanceScenarios = []conformance{
 		},
 		sub:      []fp.Reply{{Status: 500}},
 		wantText: answerText, wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}, retries: 3},
+}
+
+func init() { conformanceScenarios = append(conformanceScenarios, stopScenarios...) }
+
+// stopScenarios are the replies that stop short, the errors that are not
+// the service's unavailability, and thinking that only some wires have.
+var stopScenarios = []conformance{
+	{name: "500 until the attempts run out", doc: "the service fails on every attempt: service_failed",
+		script:  func(fp.Dialect) []fp.Reply { return []fp.Reply{{Status: 500}} },
+		wantErr: toolmark.ESERVICEFAILED, retries: 3},
+	{name: "server error in the stream after tokens", doc: "server_error / api_error mid-answer: service_failed, the text kept",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{"Half an ans"}, StreamErr: "server"}}
+		}, wantErr: toolmark.ESERVICEFAILED, wantText: "Half an ans", na: whole},
+	{name: "malformed chunk before any token", doc: "an answer that cannot be read, before anything streamed: bad_response, not retried",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{""}, Malformed: true}, {Text: []string{"must not be asked for"}}}
+		}, wantErr: toolmark.EBADRESPONSE, na: whole},
+	{name: "quota or credit used up", doc: "insufficient_quota (429) / a low credit balance (400): not retried",
+		script:  func(d fp.Dialect) []fp.Reply { return []fp.Reply{{Status: quotaStatus(d), Error: "quota"}} },
+		wantErr: toolmark.EQUOTA, errBy: map[fp.Dialect]string{fp.Anthropic: toolmark.ECREDIT, fp.AnthropicThinking: toolmark.ECREDIT}},
+	{name: "answer cut at the token limit", doc: "finish_reason length / stop_reason max_tokens: token_limit, the text kept",
+		script: func(d fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{"The answer was going to"}, Stop: lengthStop(d)}}
+		}, wantErr: toolmark.ETOKENLIMIT, wantText: "The answer was going to"},
+	{name: "call cut at the token limit", doc: "the limit falls inside a call's arguments: the call is not run, token_limit",
+		script: func(d fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{"Searching."}, Calls: []fp.Call{search("call_l1", `{"query": "res`)}, Stop: lengthStop(d)}}
+		}, wantErr: toolmark.ETOKENLIMIT, wantText: "Searching.", wantCalls: []toolcallmarkup.Status{toolcallmarkup.StatusError}},
+	{name: "filtered", doc: "finish_reason content_filter (Azure, OpenAI): filtered, the text kept",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{"Here is how"}, Stop: "content_filter"}}
+		}, wantErr: toolmark.EFILTERED, wantText: "Here is how", na: notOn("no content_filter stop", fp.Anthropic, fp.AnthropicThinking)},
+	{name: "refused", doc: "stop_reason refusal (Anthropic): refused",
+		script:  func(fp.Dialect) []fp.Reply { return []fp.Reply{{Stop: "refusal"}} },
+		wantErr: toolmark.EREFUSED, na: onlyOn("no refusal stop", fp.Anthropic, fp.AnthropicThinking)},
+	{name: "pause_turn", doc: "stop_reason pause_turn (Anthropic): the reply goes back as it is and the turn goes on",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Text: []string{"Part one."}, Stop: "pause_turn"}, {Text: []string{" Part two."}}}
+		}, wantText: "Part one. Part two.", na: onlyOn("no pause_turn", fp.Anthropic, fp.AnthropicThinking)},
+	{name: "redacted thinking", doc: "a thinking and a redacted_thinking block before the call go back unchanged, in order",
+		script: func(fp.Dialect) []fp.Reply {
+			return []fp.Reply{{Redacted: true, Calls: []fp.Call{search("toolu_r1", `{"query": "resume"}`)}}, answer}
+		}, wantText: answerText, wantCalls: ok(1), na: onlyOn("no redacted_thinking", fp.AnthropicThinking)},
+}
+
+func lengthStop(d fp.Dialect) string {
+	if d.Anthropic() {
+		return "max_tokens"
+	}
+	return "length"
+}
+
+func quotaStatus(d fp.Dialect) int {
+	if d.Anthropic() {
+		return 400
+	}
+	return 429
+}
+
+// notOn marks the dialects whose wire has no such case; onlyOn all others.
+func notOn(why string, ds ...fp.Dialect) map[fp.Dialect]string {
+	m := map[fp.Dialect]string{}
+	for _, d := range ds {
+		m[d] = why
+	}
+	return m
+}
+
+func onlyOn(why string, ds ...fp.Dialect) map[fp.Dialect]string {
+	m := map[fp.Dialect]string{}
+	for _, d := range fp.Dialects {
+		if !slices.Contains(ds, d) {
+			m[d] = why
+		}
+	}
+	return m
 }
 
 func ok(n int) []toolcallmarkup.Status {
@@ -189,9 +268,14 @@ func runConformance(t *testing.T, sc conformance, d fp.Dialect) {
 	if p := append(srv.Problems(), problemsOf(subSrv)...); len(p) > 0 {
 		t.Errorf("the service refused what toolmark sent: %v", p)
 	}
-	if got := toolmark.ErrorCode(err); sc.wantErr == "" && err != nil || sc.wantErr != "" && got != sc.wantErr {
-		t.Errorf("error %v (code %q), want code %q", err, got, sc.wantErr)
+	wantErr := sc.wantErr
+	if w, ok := sc.errBy[d]; ok {
+		wantErr = w
 	}
+	if got := toolmark.ErrorCode(err); wantErr == "" && err != nil || wantErr != "" && got != wantErr {
+		t.Errorf("error %v (code %q), want code %q", err, got, wantErr)
+	}
+	checkThinking(t, d, content, rec.ofType(toolmark.EventReasoningDelta))
 	if got := toolcallmarkup.RestoreText(visibleOf(content)); got != strings.Join(strings.Fields(sc.wantText), " ") {
 		t.Errorf("answer text %q, want %q (once)", got, sc.wantText)
 	}
@@ -337,3 +421,28 @@ func checkConformanceTable(t *testing.T, results map[string]map[fp.Dialect]bool)
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// checkThinking checks the reasoning_delta events of a run: none of the
+// thinking reaches the content, every round that thought ends with a Done
+// one, and a dialect that streams thinking shows it.
+func checkThinking(t *testing.T, d fp.Dialect, content string, events []toolmark.Draft) {
+	t.Helper()
+	open := map[int]bool{}
+	var text strings.Builder
+	for _, e := range events {
+		r := e.Data.(toolmark.ReasoningDeltaData)
+		text.WriteString(r.Text)
+		open[r.Round] = !r.Done
+	}
+	for round, o := range open {
+		if o {
+			t.Errorf("round %d's thinking never ended (no reasoning_delta with done)", round)
+		}
+	}
+	if d.StreamsThinking() && len(events) > 0 && !strings.Contains(text.String(), "search first") {
+		t.Errorf("thinking %q, want the model's", text.String())
+	}
+	if strings.Contains(content, "search first") {
+		t.Errorf("thinking reached the content: %q", content)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -19,9 +20,10 @@ const SummaryPrefix = "Summary of the earlier conversation:\n"
 
 // BuildHistory turns a conversation's summary and earlier turns into
 // messages for the model: for each turn the user's message, an AI message
-// with the top-level tool calls (from the records: name, arguments), a tool
-// message with each call's result (or "error: …"), and an AI message with
-// the visible answer text. ToolCall markup never reaches the model: the
+// with the turn's reasoning items (see llmstream.ReasoningPart; each model
+// sends back those its API wants) and the top-level tool calls (from the
+// records: name, arguments), a tool message with each call's result (or
+// "error: …"), and an AI message with the visible answer text. ToolCall markup never reaches the model: the
 // answer text is the content with its ToolCall elements removed.
 func BuildHistory(summary string, turns []toolmark.HistoryTurn) []llms.MessageContent {
 	var msgs []llms.MessageContent
@@ -43,14 +45,19 @@ func BuildHistory(summary string, turns []toolmark.HistoryTurn) []llms.MessageCo
 				FunctionCall: &llms.FunctionCall{Name: r.Name, Arguments: args}})
 			responses = append(responses, llms.ToolCallResponse{ToolCallID: r.ID, Name: r.Name, Content: recordResult(r)})
 		}
+		var reasoning []llms.ContentPart
+		for _, p := range t.Reasoning {
+			reasoning = append(reasoning, llmstream.Part(p))
+		}
 		if len(calls) > 0 {
-			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: calls})
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: append(reasoning, calls...)})
+			reasoning = nil
 			for _, p := range responses {
 				msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{p}})
 			}
 		}
 		if text := VisibleText(t.AssistantContent); text != "" {
-			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, text))
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: append(reasoning, llms.TextContent{Text: text})})
 		}
 	}
 	return msgs

@@ -54,3 +54,20 @@ func NewAzureOpenAI(endpoint, apiKey, deployment, apiVersion string) (llms.Model
 func NewAnthropic(baseURL, apiKey, model string) (llms.Model, error) {
 	return claude.New(claude.Config{BaseURL: baseURL, APIKey: apiKey, Model: model})
 }
+
+// NewMistral returns a model for Mistral's API (baseURL "" for
+// https://api.mistral.ai/v1): the chat-completions format of package
+// openaiwire without stream_options, which Mistral refuses (its streams
+// report the usage without being asked). Magistral's thinking parts are
+// read as reasoning.
+func NewMistral(baseURL, apiKey, model string) (llms.Model, error) {
+	if baseURL == "" {
+		baseURL = "https://api.mistral.ai/v1"
+	}
+	m, err := openaiwire.New(baseURL, apiKey, model)
+	if err != nil {
+		return nil, err
+	}
+	m.NoStreamOptions = true
+	return m, nil
+}

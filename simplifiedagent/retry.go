@@ -59,27 +59,27 @@ func (p RetryPolicy) wait(attempt int, asked time.Duration) time.Duration {
 }
 
 // generate makes one round's model call, retrying it as l.req.Retry says,
-// and returns the reply text and the tool calls to run. A failed call's
-// error is a *modelerr.Error.
-func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTools bool, round int) (string, []*call, error) {
+// and returns the reply: its text, the tool calls to run, its stop reason
+// and reasoning. A failed call's error is a *modelerr.Error.
+func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTools bool, round int) (reply, error) {
 	p := l.req.Retry.withDefaults()
 	began := time.Now()
 	for attempt := 1; ; attempt++ {
-		text, calls, usage, streamed, err := l.attempt(ctx, msgs, offerTools)
+		rep, streamed, err := l.attempt(ctx, msgs, offerTools, round)
 		if err == nil {
-			l.s.usage(l, round, usage)
-			return text, calls, nil
+			l.s.usage(l, round, rep.usage)
+			return rep, nil
 		}
 		if e := l.s.emitError(); e != nil {
-			return "", calls, e // the events cannot be saved: not the model's fault
+			return rep, e // the events cannot be saved: not the model's fault
 		}
 		me := modelerr.Classify(err)
 		if ctx.Err() != nil || streamed || !me.Retryable() || attempt >= p.MaxAttempts {
-			return "", calls, me
+			return rep, me
 		}
 		wait := p.wait(attempt, me.RetryAfter)
 		if time.Since(began)+wait > p.MaxTotal {
-			return "", calls, me
+			return rep, me
 		}
 		l.s.modelRetry(l, toolmark.ModelRetryData{Round: round, Attempt: attempt, MaxAttempts: p.MaxAttempts,
 			WaitMs: wait.Milliseconds(), Code: me.Code, Message: modelerr.RetryText(me.Code, wait)})
@@ -88,7 +88,7 @@ func (l *loop) generate(ctx context.Context, msgs []llms.MessageContent, offerTo
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", calls, modelerr.Classify(errors.Join(context.Cause(ctx), err))
+			return rep, modelerr.Classify(errors.Join(context.Cause(ctx), err))
 		case <-t.C:
 		}
 	}

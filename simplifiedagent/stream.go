@@ -21,16 +21,31 @@ type roundStream struct {
 	text    strings.Builder
 	byIndex map[int]*call
 	order   []*call
+	round   int
+	// think is the streamed thinking; it began at thinkStart and ended at
+	// thinkEnd, when the answer's text or a tool call began.
+	think                strings.Builder
+	thinkStart, thinkEnd time.Time
 }
 
-// attempt makes one model call, streaming its text and tool-call arguments
-// into the document, and returns the reply text, the tool calls to run and
-// the call's tokens. streamed tells whether anything of the reply reached
-// the session (then the call is not made again).
-func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerTools bool) (_ string, _ []*call, _ toolmark.Usage, streamed bool, _ error) {
-	rs := &roundStream{byIndex: map[int]*call{}}
+// reply is what one model call answered.
+type reply struct {
+	text      string
+	calls     []*call
+	usage     toolmark.Usage
+	stop      string                   // the provider's stop reason
+	reasoning []toolmark.ReasoningPart // the provider's reasoning items, in order
+}
+
+// attempt makes one model call, streaming its text, its thinking and its
+// tool-call arguments, and returns the reply. streamed tells whether
+// anything of the reply reached the session (then the call is not made
+// again).
+func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerTools bool, round int) (_ reply, streamed bool, _ error) {
+	rs := &roundStream{byIndex: map[int]*call{}, round: round}
 	h := &Handler{s: l.s, l: l, rs: rs, next: l.req.Callbacks}
 	opts := []llms.CallOption{llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+		rs.answerBegan()
 		h.HandleStreamingFunc(ctx, chunk)
 		return l.s.emitError()
 	})}
@@ -38,7 +53,12 @@ func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerToo
 		opts = append(opts, llms.WithTools(l.defs))
 	}
 	gctx := llmstream.WithToolCallDeltaFunc(ctx, func(ctx context.Context, d llmstream.ToolCallDelta) error {
+		rs.answerBegan()
 		l.toolDelta(rs, d)
+		return l.s.emitError()
+	})
+	gctx = llmstream.WithReasoningFunc(gctx, func(ctx context.Context, text string) error {
+		l.thinking(rs, text)
 		return l.s.emitError()
 	})
 	if h.next != nil {
@@ -53,23 +73,30 @@ func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerToo
 		}
 	}
 	rs.mu.Lock()
-	streamed = rs.text.Len() > 0 || len(rs.order) > 0
+	streamed = rs.text.Len() > 0 || len(rs.order) > 0 || rs.think.Len() > 0
 	rs.mu.Unlock()
 	if err != nil {
-		return "", rs.order, toolmark.Usage{}, streamed, err
+		l.thought(rs, nil, nil) // what it streamed of its thinking ends here
+		return reply{calls: rs.order}, streamed, err
 	}
 	if resp == nil || len(resp.Choices) == 0 {
-		return "", rs.order, toolmark.Usage{}, streamed, modelerr.New(toolmark.EUNAVAILABLE, errors.New("the model returned no choices"))
+		return reply{calls: rs.order}, streamed, modelerr.New(toolmark.EBADRESPONSE, errors.New("the model returned no choices"))
 	}
 	usage, _ := usageOf(resp)
 	// Some providers (anthropic) return one choice per content block: take
 	// the text and the tool calls of all of them.
 	var text strings.Builder
 	var final []llms.ToolCall
+	var stop string
 	for _, ch := range resp.Choices {
 		text.WriteString(ch.Content)
 		final = append(final, ch.ToolCalls...)
+		if ch.StopReason != "" {
+			stop = ch.StopReason
+		}
 	}
+	reasoning := llmstream.ReasoningOf(resp)
+	l.thoughtWhole(rs, reasoning)
 	full := text.String()
 	rs.mu.Lock()
 	sofar := rs.text.String()
@@ -83,7 +110,9 @@ func (l *loop) attempt(ctx context.Context, msgs []llms.MessageContent, offerToo
 	if full == "" {
 		full = sofar
 	}
-	return full, l.matchCalls(rs, final), usage, true, nil
+	calls := l.matchCalls(rs, final)
+	l.thought(rs, reasoning, calls)
+	return reply{text: full, calls: calls, usage: usage, stop: stop, reasoning: reasoning}, true, nil
 }
 
 // callModel calls the model and returns its answer, or ctx's error once

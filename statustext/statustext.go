@@ -36,6 +36,12 @@ type Func func(tc toolcallmarkup.ToolCall) string
 // the next token.
 const Thinking = "Thinking…"
 
+// Thought is the summary of a reasoning model's folded thinking once it
+// has thought for ms milliseconds: "Thought for 12 s" (at least 1 s).
+func Thought(ms int64) string {
+	return "Thought for " + strconv.FormatInt(max(1, (ms+500)/1000), 10) + " s"
+}
+
 // Queued is the status a client shows while a turn waits for a free slot.
 const Queued = "Waiting for a free slot…"
 

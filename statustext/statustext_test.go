@@ -71,3 +71,11 @@ func TestSubjectLine(t *testing.T) {
 		}
 	}
 }
+
+func TestThought(t *testing.T) {
+	for ms, want := range map[int64]string{0: "Thought for 1 s", 1499: "Thought for 1 s", 1500: "Thought for 2 s", 12_000: "Thought for 12 s"} {
+		if got := statustext.Thought(ms); got != want {
+			t.Errorf("Thought(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}

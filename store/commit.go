@@ -26,7 +26,10 @@ type TurnWrite struct {
 	Started   bool             // the turn moved from queued to running
 	// Content, when not nil, is the message content after Events; it is
 	// saved with the seq of the last event.
-	Content   *string
+	Content *string
+	// Reasoning, when not nil, is the message's thinking after Events,
+	// saved with Content (nil leaves it as it is).
+	Reasoning *toolmark.Reasoning
 	ToolCalls []toolmark.ToolCallRecord // rows to create or update
 	Todos     *[]toolmark.Todo          // the task list, when it changed
 	// Finish, when not nil, ends the turn with the write (Content is then

@@ -54,11 +54,15 @@ func newCommitGroup(ws []TurnWrite, announce bool) (*commitGroup, error) {
 		if w.Started {
 			g.started = append(g.started, w.TurnID)
 		}
+		var err error
 		switch {
 		case w.Finish != nil:
-			g.finishes.add(w)
+			err = g.finishes.add(w)
 		case w.Content != nil:
-			g.contents.add(w)
+			err = g.contents.add(w)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if w.HandOver > 0 && w.Finish == nil {
 			g.handOver.add(w)
@@ -359,12 +363,18 @@ var todosSQL = `
 
 // contentCols are the contents of messages whose turn goes on.
 type contentCols struct {
-	turn, msg, content texts
-	seq                []int64
+	turn, msg, content, reasoning texts
+	seq                           []int64
 }
 
-func (c *contentCols) add(w TurnWrite) {
+func (c *contentCols) add(w TurnWrite) error {
+	r, err := reasoningJSON(w.Reasoning)
+	if err != nil {
+		return err
+	}
 	c.turn, c.msg, c.content, c.seq = append(c.turn, w.TurnID), append(c.msg, w.MessageID), append(c.content, *w.Content), append(c.seq, w.lastSeq())
+	c.reasoning = append(c.reasoning, r)
+	return nil
 }
 
 func (c *contentCols) queue(b *pgx.Batch, owner string) {
@@ -372,27 +382,34 @@ func (c *contentCols) queue(b *pgx.Batch, owner string) {
 		return
 	}
 	b.Queue(`
-		update messages m set content = u.content, seq = u.seq, updated_at = now()
-		from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) as u(turn_id, id, content, seq)
+		update messages m set content = u.content, seq = u.seq, updated_at = now(),
+			reasoning = coalesce(nullif(u.reasoning, '')::jsonb, m.reasoning)
+		from unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) as u(turn_id, id, content, seq, reasoning)
 		where m.id = u.id and m.seq <= u.seq
 		  and (select `+leasedOwner("g")+` from turns g where g.id = u.turn_id and g.assistant_message_id = u.id) = $1`,
-		owner, c.turn, c.msg, c.content, c.seq)
+		owner, c.turn, c.msg, c.content, c.seq, c.reasoning)
 }
 
 // finishCols are the ends of turns: the turn's final status and its
 // message's final content, in one statement — the one place a turn ends,
 // whether it ended live, was cancelled or was swept.
 type finishCols struct {
-	turn, status, error, content, msgStatus texts
-	seq, in, out                            []int64
+	turn, status, error, content, msgStatus, reasoning texts
+	seq, in, out                                       []int64
 }
 
-func (c *finishCols) add(w TurnWrite) {
+func (c *finishCols) add(w TurnWrite) error {
+	r, err := reasoningJSON(w.Reasoning)
+	if err != nil {
+		return err
+	}
+	c.reasoning = append(c.reasoning, r)
 	f := w.Finish
 	c.turn, c.status, c.error = append(c.turn, w.TurnID), append(c.status, string(f.Status)), append(c.error, f.Error)
 	c.content, c.seq = append(c.content, *w.Content), append(c.seq, w.lastSeq())
 	c.msgStatus = append(c.msgStatus, string(f.Status.MessageStatus()))
 	c.in, c.out = append(c.in, f.Usage.InputTokens), append(c.out, f.Usage.OutputTokens)
+	return nil
 }
 
 func (c *finishCols) queue(b *pgx.Batch, owner string) {
@@ -401,17 +418,18 @@ func (c *finishCols) queue(b *pgx.Batch, owner string) {
 	}
 	b.Queue(`
 		with u as (
-			select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
-				as u(id, status, error, content, seq, msg_status, input_tokens, output_tokens)
+			select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::text[])
+				as u(id, status, error, content, seq, msg_status, input_tokens, output_tokens, reasoning)
 		), t as (
 			update turns set status = u.status, error = u.error, finished_at = now(), last_seq = u.seq,
 				lease_owner = null, lease_expires_at = null, input_tokens = u.input_tokens, output_tokens = u.output_tokens
 			from u where turns.id = u.id and turns.id = any($2) and `+leasedOwner("turns")+` = $1
 			returning turns.id, turns.assistant_message_id
 		)
-		update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now()
+		update messages m set content = u.content, seq = u.seq, status = u.msg_status, updated_at = now(),
+			reasoning = coalesce(nullif(u.reasoning, '')::jsonb, m.reasoning)
 		from t join u on u.id = t.id where m.id = t.assistant_message_id`,
-		owner, c.turn, c.status, c.error, c.content, c.seq, c.msgStatus, c.in, c.out)
+		owner, c.turn, c.status, c.error, c.content, c.seq, c.msgStatus, c.in, c.out, c.reasoning)
 }
 
 type handOverCols struct {

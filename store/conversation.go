@@ -120,11 +120,15 @@ func (db *DB) SetConversationSummary(ctx context.Context, ownerID, id, summary s
 	return nil
 }
 
-const messageColumns = `m.id, m.pos, m.conversation_id, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at, coalesce(m.replaced_by, '')`
+const messageColumns = `m.id, m.pos, m.conversation_id, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at, coalesce(m.replaced_by, ''), m.reasoning`
 
 func scanMessage(row pgx.Row) (toolmark.Message, error) {
 	var m toolmark.Message
-	err := row.Scan(&m.ID, &m.Pos, &m.ConversationID, &m.TurnID, &m.Role, &m.Content, &m.Status, &m.Seq, &m.CreatedAt, &m.UpdatedAt, &m.ReplacedBy)
+	var reasoning []byte
+	err := row.Scan(&m.ID, &m.Pos, &m.ConversationID, &m.TurnID, &m.Role, &m.Content, &m.Status, &m.Seq, &m.CreatedAt, &m.UpdatedAt, &m.ReplacedBy, &reasoning)
+	if err == nil {
+		m.Reasoning, err = parseReasoning(reasoning)
+	}
 	return m, err
 }
 

@@ -28,6 +28,7 @@ var eventTypes = [...]toolmark.EventType{
 	15: toolmark.EventTurnCompleted,
 	16: toolmark.EventTurnFailed,
 	17: toolmark.EventTurnCancelled,
+	18: toolmark.EventReasoningDelta,
 }
 
 var eventTypeCodes = func() map[toolmark.EventType]int16 {

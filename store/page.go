@@ -59,7 +59,7 @@ func (db *DB) OpenConversation(ctx context.Context, ownerID, id string, before i
 	rows, err := db.pool.Query(ctx, `
 		select c.id, c.owner_id, c.title, c.summary, c.created_at, c.updated_at,
 			m.id, m.pos, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at,
-			coalesce(m.html, ''), coalesce(m.html_key, ''),
+			coalesce(m.html, ''), coalesce(m.html_key, ''), m.reasoning,
 			coalesce(t.status, ''), coalesce(t.error, ''), coalesce(t.input_tokens, 0), coalesce(t.output_tokens, 0),
 			case when m.role = 'assistant' then (
 				select json_agg(json_build_object('id', tc.id, 'turnId', tc.turn_id, 'parentToolCallId', tc.parent_id,
@@ -120,15 +120,19 @@ func scanEntry(rows pgx.Rows, c *toolmark.Conversation) (e MessageEntry, ok bool
 		turnErr          string
 		in, out          int64
 		calls, todos     []byte
+		reasoning        []byte
 	)
 	err = rows.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt,
-		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &ts, &turnErr, &in, &out, &calls, &todos)
+		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &reasoning, &ts, &turnErr, &in, &out, &calls, &todos)
 	if err != nil || mid == nil {
 		return e, false, err
 	}
 	e.Message = toolmark.Message{ID: *mid, Pos: *pos, ConversationID: c.ID, TurnID: *turnID, Role: toolmark.MessageRole(*role),
 		Content: *content, Status: toolmark.MessageStatus(*status), Seq: *seq, CreatedAt: *created, UpdatedAt: *updated}
 	e.HTML, e.HTMLKey, e.TurnStatus, e.TurnError = html, key, toolmark.TurnStatus(ts), turnErr
+	if e.Message.Reasoning, err = parseReasoning(reasoning); err != nil {
+		return e, false, err
+	}
 	e.ToolCalls, e.Todos = []toolmark.ToolCallRecord{}, []toolmark.Todo{}
 	if len(calls) > 0 {
 		if err := json.Unmarshal(calls, &e.ToolCalls); err != nil {

@@ -137,10 +137,14 @@ func (db *DB) lockedTurn(ctx context.Context, q querier, turnID, msgID string, l
 	}
 	snap := &lt.Snapshot
 	snap.Status = toolmark.TurnRunning
-	if err := q.QueryRow(ctx, `select content, seq from messages where id = $1`+forUpdate, msgID).Scan(&snap.Content, &snap.Seq); err != nil {
+	var reasoning []byte
+	if err := q.QueryRow(ctx, `select content, seq, reasoning from messages where id = $1`+forUpdate, msgID).Scan(&snap.Content, &snap.Seq, &reasoning); err != nil {
 		return lt, err
 	}
 	var err error
+	if snap.Reasoning, err = parseReasoning(reasoning); err != nil {
+		return lt, err
+	}
 	if snap.ToolCalls, err = toolCalls(ctx, q, turnID); err != nil {
 		return lt, err
 	}

@@ -254,13 +254,14 @@ func (db *DB) ConversationHistory(ctx context.Context, conversationID, beforeTur
 }
 
 // historyQuery selects the finished turns of conversation $1 before turn $2
-// (” for all), oldest first: id, status, user text, assistant content.
+// (” for all), oldest first: id, status, user text, assistant content and
+// reasoning.
 // The test on replaced_by is written so that no partial index matches it:
 // a generic plan made on a new database otherwise read every live message
 // (the partial index messages_conversation_live, with no condition) for
 // each turn, instead of looking the user message up by its key.
 const historyQuery = `
-		select t.id, t.status, um.content as user_text, am.content as assistant_content
+		select t.id, t.status, um.content as user_text, am.content as assistant_content, am.reasoning
 		from turns t
 		join messages um on um.id = t.user_message_id
 		join messages am on am.id = t.assistant_message_id
@@ -272,7 +273,14 @@ const historyQuery = `
 func collectHistory(rows pgx.Rows) ([]toolmark.HistoryTurn, error) {
 	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.HistoryTurn, error) {
 		var h toolmark.HistoryTurn
-		err := r.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent)
+		var reasoning []byte
+		if err := r.Scan(&h.TurnID, &h.Status, &h.UserText, &h.AssistantContent, &reasoning); err != nil {
+			return h, err
+		}
+		rs, err := parseReasoning(reasoning)
+		if rs != nil {
+			h.Reasoning = rs.Parts
+		}
 		return h, err
 	})
 	if err != nil {

@@ -240,6 +240,10 @@ type turnView struct {
 func (r *renderer) turn(v turnView) string {
 	var b strings.Builder
 	b.Grow(len(r.done.out) + 4096) // the rendered answer so far, and room for its trailing block
+	if th := r.reasoning(v.acc, v.expanded, v.frame); th != "" {
+		b.WriteString(th)
+		b.WriteString("\n")
+	}
 	if todos := v.acc.Todos(); len(todos) > 0 {
 		b.WriteString(r.todos(todos))
 		b.WriteString("\n")

@@ -9,7 +9,8 @@ import (
 // above (or below) the streaming answer, "" for none. It is Queued while
 // the turn waits behind others for a slot (Thinking when a slot was free
 // and the turn is about to start); the message of a model retry while it
-// waits on one; else Thinking until the answer's first text, then the status of the tool call touched
+// waits on one; else Thinking until the answer's first text (nothing
+// while the model's own thinking streams: its fold shows it), then the status of the tool call touched
 // last (one that is not final first; a sub-agent's phase message when that
 // is its newest event), cleared by the next text. The server sends it to
 // the page; the terminal client computes it from the same state.
@@ -41,8 +42,8 @@ func (s *State) Bubble() string {
 			return callLine(c, false)
 		}
 	}
-	if texted {
-		return ""
+	if texted || s.reasoning.thinking {
+		return "" // (the model's thinking shows in its fold)
 	}
 	return statustext.Thinking
 }

@@ -65,6 +65,8 @@ type State struct {
 
 	usage toolmark.Usage // tokens so far (usage events)
 
+	reasoning reasoningState // the model's thinking (reasoning_delta events)
+
 	// args are the streamed arguments of the calls whose deltas carried
 	// chunks alone, by call id (see appendArgs).
 	args map[string]*strings.Builder
@@ -90,6 +92,10 @@ func FromSnapshot(d toolmark.SnapshotData) (*State, error) {
 		return nil, fmt.Errorf("snapshot content: %w", err)
 	}
 	s := &State{doc: doc, byID: map[string]*Call{}, seq: d.Seq, status: d.Status, todos: cloneTodos(d.Todos)}
+	if d.Reasoning != nil {
+		s.reasoning.r = *d.Reasoning
+		s.reasoning.r.Parts = append([]toolmark.ReasoningPart(nil), d.Reasoning.Parts...)
+	}
 	if s.status == "" {
 		s.status = toolmark.TurnRunning
 	}
@@ -220,6 +226,8 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 		s.retry = data.Message
 	case toolmark.UsageData:
 		s.usage = data.Total
+	case toolmark.ReasoningDeltaData:
+		s.applyReasoning(data)
 	case toolmark.RoundStartedData, nil:
 	default:
 		return fmt.Errorf("applying %s: unexpected data %T", d.Type, d.Data)

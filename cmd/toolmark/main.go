@@ -62,7 +62,7 @@ Environment:
 // and toolmark serve -h.
 const modelEnvHelp = `
 The model (none set: the offline demo model):
-  TOOLMARK_MODEL_PROVIDER   demo, openai, azure or anthropic (default: from the variables below)
+  TOOLMARK_MODEL_PROVIDER   demo, openai, azure, anthropic or mistral (default: from the variables below)
   TOOLMARK_MODEL            the model's name (default gpt-4o-mini, claude-sonnet-4-5)
   OpenAI and compatible servers (Ollama, vLLM, llama.cpp):
     OPENAI_BASE_URL         e.g. http://localhost:11434/v1 (default https://api.openai.com/v1)
@@ -75,6 +75,9 @@ The model (none set: the offline demo model):
   Anthropic:
     ANTHROPIC_API_KEY       the API key
     ANTHROPIC_BASE_URL      another address for the messages API (a proxy, a gateway); default Anthropic's
+  Mistral (requests without stream_options, which Mistral refuses):
+    MISTRAL_API_KEY         the API key
+    MISTRAL_BASE_URL        default https://api.mistral.ai/v1
 `
 
 // Main runs one subcommand.

@@ -53,7 +53,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
 	streamWrites := fs.String("stream-writes", envOr("TOOLMARK_STREAM_WRITES", api.StreamWritesHub), "who writes the events of an event stream that caught up (env TOOLMARK_STREAM_WRITES): hub (one writer after each commit, for every such stream over HTTP/1.1) or follower (each stream's own goroutine)")
-	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure or anthropic (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, else demo)")
+	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure, anthropic or mistral (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, mistral if MISTRAL_API_KEY is, else demo)")
 	var retry simplifiedagent.RetryPolicy
 	fs.IntVar(&retry.MaxAttempts, "model-attempts", 5, "attempts of a model call that fails before it streams anything (429, 529, 5xx, refused, reset, timeout); 1 never retries")
 	fs.DurationVar(&retry.MaxTotal, "model-retry-for", time.Minute, "how long a model call may be retried, waits included")
@@ -155,6 +155,8 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config, 
 			m.Provider = "azure"
 		case os.Getenv("ANTHROPIC_API_KEY") != "":
 			m.Provider = "anthropic"
+		case os.Getenv("MISTRAL_API_KEY") != "":
+			m.Provider = "mistral"
 		default:
 			m.Provider = "demo"
 		}
@@ -174,6 +176,11 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config, 
 		m.BaseURL, m.APIKey = os.Getenv("ANTHROPIC_BASE_URL"), os.Getenv("ANTHROPIC_API_KEY")
 		if m.Name == "" {
 			m.Name = "claude-sonnet-4-5"
+		}
+	case "mistral":
+		m.BaseURL, m.APIKey = os.Getenv("MISTRAL_BASE_URL"), os.Getenv("MISTRAL_API_KEY")
+		if m.Name == "" {
+			m.Name = "magistral-medium-latest"
 		}
 	}
 	return m

@@ -60,8 +60,11 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 	case "anthropic":
 		a.model, err = simplifiedagent.NewAnthropic(m.BaseURL, m.APIKey, m.Name)
 		a.name = m.Name
+	case "mistral":
+		a.model, err = simplifiedagent.NewMistral(m.BaseURL, m.APIKey, m.Name)
+		a.name = m.Name
 	default:
-		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai, azure or anthropic", m.Provider)
+		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai, azure, anthropic or mistral", m.Provider)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("configuring the %s model: %w", m.Provider, err)

@@ -32,7 +32,7 @@ var Version = "dev"
 // ModelConfig selects the model. Provider "" or "demo" is the offline demo
 // model.
 type ModelConfig struct {
-	Provider   string // "demo", "openai" (any OpenAI-compatible server), "azure" (Azure OpenAI) or "anthropic"
+	Provider   string // "demo", "openai" (any OpenAI-compatible server), "azure" (Azure OpenAI), "anthropic" or "mistral"
 	BaseURL    string // the server's address; Azure OpenAI: the resource's endpoint
 	APIKey     string
 	Name       string // the model; Azure OpenAI: the deployment

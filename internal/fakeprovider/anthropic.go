@@ -19,7 +19,7 @@ func event(name string, data any) string {
 }
 
 // anthropicStream renders a reply as a messages stream.
-func anthropicStream(rep Reply) []string {
+func anthropicStream(d Dialect, rep Reply) []string {
 	out := []string{event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant", "content": []any{},
 		"model": "claude-sonnet-4-5-20250929", "stop_reason": nil, "stop_sequence": nil,
@@ -29,6 +29,11 @@ func anthropicStream(rep Reply) []string {
 	}
 	out = append(out, event("ping", map[string]any{"type": "ping"}))
 	idx := 0
+	if d == AnthropicThinking || rep.Thinking != nil {
+		var think []string
+		think, idx = anthropicThinking(rep)
+		out = append(out, think...)
+	}
 	if len(rep.Text) > 0 {
 		out = append(out, event("content_block_start", map[string]any{"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "text", "text": ""}}))
@@ -69,6 +74,9 @@ func anthropicStream(rep Reply) []string {
 	stop := "end_turn"
 	if len(rep.Calls) > 0 {
 		stop = "tool_use"
+	}
+	if rep.Stop != "" {
+		stop = rep.Stop
 	}
 	out = append(out, event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.Output}}))
@@ -161,4 +169,30 @@ func validateAnthropic(r *http.Request, body map[string]any) (int, string, strin
 		return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", len(msgs)-1, strings.Join(prevUses, ", "))
 	}
 	return 0, "", ""
+}
+
+// anthropicThinking renders the thinking blocks of a reply: a thinking
+// block streamed in thinking_delta events and closed by its
+// signature_delta, then a redacted_thinking block whole; it returns the
+// index of the next block.
+func anthropicThinking(rep Reply) ([]string, int) {
+	var out []string
+	idx := 0
+	for _, b := range anthropicThinkingBlocks(rep) {
+		if b["type"] == "redacted_thinking" {
+			out = append(out, event("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": b}))
+		} else {
+			out = append(out, event("content_block_start", map[string]any{"type": "content_block_start", "index": idx,
+				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}))
+			for _, t := range thinkingOf(AnthropicThinking, rep) {
+				out = append(out, event("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx,
+					"delta": map[string]any{"type": "thinking_delta", "thinking": t}}))
+			}
+			out = append(out, event("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx,
+				"delta": map[string]any{"type": "signature_delta", "signature": b["signature"]}}))
+		}
+		out = append(out, event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx}))
+		idx++
+	}
+	return out, idx
 }

@@ -39,10 +39,15 @@ const (
 	VLLM         Dialect = "vllm"          // vLLM's OpenAI-compatible server
 	LlamaCpp     Dialect = "llama.cpp"     // llama.cpp's llama-server
 	Anthropic    Dialect = "anthropic"     // Anthropic's messages API
+	// The reasoning models (see reasoning.go): every reply thinks first.
+	DeepSeek          Dialect = "deepseek"           // DeepSeek in thinking mode: reasoning_content
+	Gemini            Dialect = "gemini"             // Gemini 3's OpenAI compatibility: thought signatures on calls
+	Mistral           Dialect = "mistral"            // Mistral's Magistral: content as thinking and text parts
+	AnthropicThinking Dialect = "anthropic-thinking" // Anthropic with extended thinking: thinking blocks with signatures
 )
 
 // Dialects lists every dialect, in the order of the conformance table.
-var Dialects = []Dialect{OpenAI, Azure, Ollama, OllamaLegacy, VLLM, LlamaCpp, Anthropic}
+var Dialects = []Dialect{OpenAI, Azure, Ollama, OllamaLegacy, VLLM, LlamaCpp, Anthropic, DeepSeek, Gemini, Mistral, AnthropicThinking}
 
 // Keys and names the fake services expect.
 const (
@@ -85,6 +90,18 @@ type Reply struct {
 	SplitRune bool
 	// Input and Output are the usage the reply reports.
 	Input, Output int
+	// Thinking is the reasoning the reply streams before its answer, in
+	// its dialect's form (a reasoning dialect has a default one);
+	// Redacted adds a redacted_thinking block after it (Anthropic).
+	Thinking []string
+	Redacted bool
+	// Stop is the finish reason sent instead of the usual one: length,
+	// content_filter (chat completions), max_tokens, refusal, pause_turn
+	// (Anthropic).
+	Stop string
+	// Error, with Status, names the error answer: "quota" (OpenAI's
+	// insufficient_quota, Anthropic's low credit balance).
+	Error string
 }
 
 // Server is one fake model service.
@@ -97,6 +114,7 @@ type Server struct {
 	next     int
 	bodies   []map[string]any
 	problems []string
+	issued   map[string]issued // what the model must get back, by call id
 }
 
 // Start starts a fake service of dialect d answering with script, one
@@ -112,7 +130,7 @@ func Start(tb testing.TB, d Dialect, script ...Reply) *Server {
 // OPENAI_BASE_URL (with /v1), AZURE_OPENAI_ENDPOINT or ANTHROPIC_BASE_URL.
 func (s *Server) BaseURL() string {
 	switch s.Dialect {
-	case Azure, Anthropic:
+	case Azure, Anthropic, AnthropicThinking:
 		return s.srv.URL
 	}
 	return s.srv.URL + "/v1"
@@ -147,6 +165,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.bodies = append(s.bodies, body)
 	s.mu.Unlock()
 	status, typ, msg := s.validate(r, body)
+	if status == 0 {
+		status, typ, msg = s.validateReasoning(body)
+	}
 	if status != 0 {
 		s.refuse(w, status, typ, msg)
 		return
@@ -159,17 +180,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if rep.RetryAfter != "" {
 			w.Header().Set("Retry-After", rep.RetryAfter)
 		}
-		s.errorAnswer(w, rep.Status)
+		s.errorAnswer(w, rep.Status, rep.Error)
 		return
 	}
+	s.issue(rep)
 	var frames []string
 	switch s.Dialect {
-	case Anthropic:
-		frames = anthropicStream(rep)
+	case Anthropic, AnthropicThinking:
+		frames = anthropicStream(s.Dialect, rep)
 	case OllamaLegacy:
 		if _, tools := body["tools"]; tools {
 			if rep.StreamErr != "" { // an error, before anything: the answer is one piece
-				s.errorAnswer(w, http.StatusServiceUnavailable)
+				s.errorAnswer(w, http.StatusServiceUnavailable, "")
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
@@ -220,15 +242,19 @@ func (s *Server) refuse(w http.ResponseWriter, status int, typ, msg string) {
 
 // validate checks a request as the real API would: 0 when it is accepted.
 func (s *Server) validate(r *http.Request, body map[string]any) (int, string, string) {
-	if s.Dialect == Anthropic {
+	if s.Dialect == Anthropic || s.Dialect == AnthropicThinking {
 		return validateAnthropic(r, body)
 	}
 	return validateOpenAI(s.Dialect, r, body)
 }
 
-// errorAnswer sends the dialect's error answer for status.
-func (s *Server) errorAnswer(w http.ResponseWriter, status int) {
+// errorAnswer sends the dialect's error answer for status, of kind (see
+// Reply.Error).
+func (s *Server) errorAnswer(w http.ResponseWriter, status int, kind string) {
 	typ, msg := errorKind(s.Dialect, status)
+	if kind == "quota" {
+		typ, msg = quotaError(s.Dialect)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	io.WriteString(w, errorBody(s.Dialect, typ, msg, status))
@@ -236,6 +262,9 @@ func (s *Server) errorAnswer(w http.ResponseWriter, status int) {
 
 // errorKind is the error type and message a service sends with status.
 func errorKind(d Dialect, status int) (string, string) {
+	if d == AnthropicThinking {
+		d = Anthropic
+	}
 	switch {
 	case d == Anthropic && status == 529:
 		return "overloaded_error", "Overloaded"
@@ -259,8 +288,13 @@ func errorKind(d Dialect, status int) (string, string) {
 func errorBody(d Dialect, typ, msg string, status int) string {
 	var v any
 	switch d {
-	case Anthropic:
+	case Anthropic, AnthropicThinking:
 		v = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}, "request_id": "req_011CTest"}
+	case Gemini:
+		v = []any{map[string]any{"error": map[string]any{"code": status, "message": msg, "status": typ}}}
+	case Mistral:
+		v = map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{
+			"type": "extra_forbidden", "loc": []any{"body"}, "msg": msg}}}, "type": typ, "param": nil, "code": nil}
 	case VLLM:
 		v = map[string]any{"object": "error", "message": msg, "type": typ, "param": nil, "code": status}
 	case Ollama, OllamaLegacy:
@@ -299,8 +333,14 @@ func (s *Server) Model(tb testing.TB) llms.Model {
 		m, err = simplifiedagent.NewOpenAI(s.BaseURL(), APIKey, "gpt-4o-mini")
 	case Azure:
 		m, err = simplifiedagent.NewAzureOpenAI(s.BaseURL(), APIKey, Deployment, APIVersion)
-	case Anthropic:
+	case Anthropic, AnthropicThinking:
 		m, err = simplifiedagent.NewAnthropic(s.BaseURL(), APIKey, "claude-sonnet-4-5")
+	case DeepSeek:
+		m, err = simplifiedagent.NewOpenAI(s.BaseURL(), APIKey, "deepseek-reasoner")
+	case Gemini:
+		m, err = simplifiedagent.NewOpenAI(s.BaseURL(), APIKey, "gemini-3-pro-preview")
+	case Mistral:
+		m, err = simplifiedagent.NewMistral(s.BaseURL(), APIKey, "magistral-medium-latest")
 	default:
 		m, err = simplifiedagent.NewOpenAI(s.BaseURL(), "", "llama3.2")
 	}
@@ -308,4 +348,14 @@ func (s *Server) Model(tb testing.TB) llms.Model {
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// quotaError is the error of an account without quota or credit: OpenAI's
+// insufficient_quota (a 429, "Error codes", platform.openai.com), or
+// Anthropic's low credit balance (a 400, as the API answers it).
+func quotaError(d Dialect) (string, string) {
+	if d == Anthropic || d == AnthropicThinking {
+		return "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."
+	}
+	return "insufficient_quota", "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."
 }

@@ -88,7 +88,12 @@ func openAIStream(d Dialect, rep Reply, includeUsage bool) []string {
 	default:
 		out = append(out, chunk(d, map[string]any{"role": "assistant", "content": ""}, nil))
 	}
+	out = append(out, thinkingChunks(d, rep)...)
 	for _, t := range rep.Text {
+		if d == Mistral {
+			out = append(out, chunk(d, map[string]any{"content": []any{map[string]any{"type": "text", "text": t}}}, nil))
+			continue
+		}
 		out = append(out, chunk(d, map[string]any{"content": t}, nil))
 	}
 	if rep.Malformed {
@@ -106,6 +111,9 @@ func openAIStream(d Dialect, rep Reply, includeUsage bool) []string {
 	if len(rep.Calls) > 0 {
 		finish = "tool_calls"
 	}
+	if rep.Stop != "" {
+		finish = rep.Stop
+	}
 	end := map[string]any{}
 	switch d {
 	case VLLM:
@@ -117,7 +125,12 @@ func openAIStream(d Dialect, rep Reply, includeUsage bool) []string {
 		c["timings"] = map[string]any{"prompt_n": rep.Input, "predicted_n": rep.Output, "predicted_per_second": 41.7}
 		out = append(out, frame(c))
 	}
-	if d != LlamaCpp {
+	if d == Mistral { // the usage in the finish chunk, unasked
+		var c map[string]any
+		_ = json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(chunk(d, end, finish)), "data: ")), &c)
+		c["usage"] = usageOf(rep)
+		out = append(out, frame(c))
+	} else if d != LlamaCpp {
 		out = append(out, chunk(d, end, finish))
 		if includeUsage {
 			u := map[string]any{"id": "chatcmpl-AB1cd", "object": "chat.completion.chunk", "created": 1732000000,
@@ -139,8 +152,12 @@ func callChunks(d Dialect, rep Reply) (out []string, cut bool) {
 	}
 	if rep.Whole || d == Ollama {
 		for i, c := range rep.Calls {
-			f := tc(map[string]any{"id": c.ID, "index": i, "type": "function",
-				"function": map[string]any{"name": c.Name, "arguments": strings.Join(c.Args, "")}})
+			m := map[string]any{"id": c.ID, "index": i, "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": strings.Join(c.Args, "")}}
+			if d == Gemini && i == 0 {
+				m["extra_content"] = map[string]any{"google": map[string]any{"thought_signature": signature(c.ID)}}
+			}
+			f := tc(m)
 			if rep.Cut && i == len(rep.Calls)-1 {
 				return append(out, f[:len(f)/2]), true // the body ends inside the chunk
 			}
@@ -149,6 +166,10 @@ func callChunks(d Dialect, rep Reply) (out []string, cut bool) {
 		return out, false
 	}
 	start := func(i int, c Call) string {
+		if d == Gemini && i == 0 {
+			return tc(map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""},
+				"extra_content": map[string]any{"google": map[string]any{"thought_signature": signature(c.ID)}}})
+		}
 		if d == VLLM {
 			return tc(map[string]any{"id": c.ID, "type": "function", "index": i, "function": map[string]any{"name": c.Name}})
 		}
@@ -215,6 +236,9 @@ func ollamaLegacyWhole(rep Reply) string {
 				"function": map[string]any{"name": c.Name, "arguments": strings.Join(c.Args, "")}})
 		}
 		msg["tool_calls"], finish = calls, "tool_calls"
+	}
+	if rep.Stop != "" {
+		finish = rep.Stop
 	}
 	return mustJSON(map[string]any{"id": "chatcmpl-97", "object": "chat.completion", "created": 1732000000, "model": "llama3.1",
 		"system_fingerprint": "fp_ollama", "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
@@ -310,3 +334,20 @@ func indexOf(s []string, v string) int {
 }
 
 func itoa(i int) string { return mustJSON(i) }
+
+// thinkingChunks are a reply's reasoning deltas in the dialect's form.
+func thinkingChunks(d Dialect, rep Reply) []string {
+	var out []string
+	for _, t := range thinkingOf(d, rep) {
+		switch d {
+		case Mistral:
+			out = append(out, chunk(d, map[string]any{"content": []any{map[string]any{"type": "thinking",
+				"thinking": []any{map[string]any{"type": "text", "text": t}}}}}, nil))
+		case DeepSeek:
+			out = append(out, chunk(d, map[string]any{"content": nil, "reasoning_content": t}, nil))
+		default:
+			out = append(out, chunk(d, map[string]any{"content": nil, "reasoning": t}, nil))
+		}
+	}
+	return out
+}

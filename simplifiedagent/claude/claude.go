@@ -106,7 +106,8 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	}
 	stream := m.client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
-	r := reply{deltaFn: llmstream.ToolCallDeltaFuncFromContext(ctx), stream: opts.StreamingFunc}
+	r := reply{deltaFn: llmstream.ToolCallDeltaFuncFromContext(ctx), stream: opts.StreamingFunc,
+		thinkFn: llmstream.ReasoningFuncFromContext(ctx)}
 	for stream.Next() {
 		if err := r.event(ctx, stream.Current()); err != nil {
 			return nil, err
@@ -116,7 +117,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		return nil, classify(err)
 	}
 	if !r.stopped && r.stop == "" {
-		return nil, modelerr.New(toolmark.EUNAVAILABLE, errors.New("claude: the stream ended before message_stop"))
+		return nil, modelerr.New(toolmark.ESTREAMCUT, errors.New("claude: the stream ended before message_stop"))
 	}
 	return r.response(), nil
 }
@@ -220,6 +221,16 @@ func convert(messages []llms.MessageContent) ([]anthropic.MessageParam, string, 
 			case llms.ToolCallResponse:
 				isErr := strings.HasPrefix(p.Content, "error: ")
 				blocks = append(blocks, anthropic.NewToolResultBlock(p.ToolCallID, p.Content, isErr))
+			case llmstream.ReasoningPart:
+				// Thinking goes back unchanged, where the model wrote it
+				// (before the text and the tool_use blocks); other
+				// providers' reasoning does not.
+				switch p.Kind {
+				case toolmark.ReasoningThinking:
+					blocks = append(blocks, anthropic.NewThinkingBlock(p.Signature, p.Text))
+				case toolmark.ReasoningRedacted:
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(p.ReasoningPart.Data))
+				}
 			default:
 				return nil, "", fmt.Errorf("claude: unsupported message part %T", part)
 			}
@@ -240,6 +251,10 @@ func convert(messages []llms.MessageContent) ([]anthropic.MessageParam, string, 
 func classify(err error) error {
 	var ae *anthropic.Error
 	if !errors.As(err, &ae) {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return modelerr.New(toolmark.EBADRESPONSE, err)
+		}
 		return modelerr.Classify(err)
 	}
 	var body struct {

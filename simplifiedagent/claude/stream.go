@@ -8,6 +8,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
 )
 
@@ -16,6 +17,11 @@ import (
 type reply struct {
 	deltaFn llmstream.ToolCallDeltaFunc
 	stream  func(ctx context.Context, chunk []byte) error
+	thinkFn llmstream.ReasoningFunc
+
+	// thinking and redacted_thinking blocks, in order, by block index
+	think   []*toolmark.ReasoningPart
+	byThink map[int64]*toolmark.ReasoningPart
 
 	text    strings.Builder
 	calls   []*llms.ToolCall
@@ -40,6 +46,11 @@ func (r *reply) event(ctx context.Context, ev anthropic.MessageStreamEventUnion)
 			return r.addText(ctx, b.Text)
 		case "tool_use":
 			return r.startCall(ctx, ev.Index, b.ID, b.Name)
+		case "thinking":
+			r.startThinking(ev.Index, toolmark.ReasoningPart{Kind: toolmark.ReasoningThinking, Signature: b.Signature})
+			return r.addThinking(ctx, ev.Index, b.Thinking)
+		case "redacted_thinking":
+			r.startThinking(ev.Index, toolmark.ReasoningPart{Kind: toolmark.ReasoningRedacted, Data: b.Data})
 		}
 	case "content_block_delta":
 		switch ev.Delta.Type {
@@ -47,6 +58,12 @@ func (r *reply) event(ctx context.Context, ev anthropic.MessageStreamEventUnion)
 			return r.addText(ctx, ev.Delta.Text)
 		case "input_json_delta":
 			return r.addInput(ctx, ev.Index, ev.Delta.PartialJSON)
+		case "thinking_delta":
+			return r.addThinking(ctx, ev.Index, ev.Delta.Thinking)
+		case "signature_delta":
+			if p := r.byThink[ev.Index]; p != nil {
+				p.Signature += ev.Delta.Signature
+			}
 		}
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
@@ -72,6 +89,30 @@ func (r *reply) addText(ctx context.Context, s string) error {
 	if r.stream != nil {
 		if err := r.stream(ctx, []byte(s)); err != nil {
 			return fmt.Errorf("claude: streaming func: %w", err)
+		}
+	}
+	return nil
+}
+
+// startThinking begins a thinking or redacted_thinking block.
+func (r *reply) startThinking(idx int64, p toolmark.ReasoningPart) {
+	if r.byThink == nil {
+		r.byThink = map[int64]*toolmark.ReasoningPart{}
+	}
+	r.byThink[idx] = &p
+	r.think = append(r.think, &p)
+}
+
+// addThinking adds streamed thinking text to block idx.
+func (r *reply) addThinking(ctx context.Context, idx int64, s string) error {
+	p := r.byThink[idx]
+	if p == nil || s == "" {
+		return nil
+	}
+	p.Text += s
+	if r.thinkFn != nil {
+		if err := r.thinkFn(ctx, s); err != nil {
+			return fmt.Errorf("claude: reasoning func: %w", err)
 		}
 	}
 	return nil
@@ -114,6 +155,13 @@ func (r *reply) response() *llms.ContentResponse {
 	ch := &llms.ContentChoice{Content: r.text.String(), StopReason: r.stop, GenerationInfo: map[string]any{
 		"InputTokens": int(r.in), "OutputTokens": int(r.out),
 	}}
+	if len(r.think) > 0 {
+		parts := make([]toolmark.ReasoningPart, len(r.think))
+		for i, p := range r.think {
+			parts[i] = *p
+		}
+		ch.GenerationInfo[llmstream.ReasoningKey] = parts
+	}
 	for _, c := range r.calls {
 		if strings.TrimSpace(c.FunctionCall.Arguments) == "" {
 			c.FunctionCall.Arguments = "{}"

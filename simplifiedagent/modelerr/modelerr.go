@@ -1,6 +1,7 @@
 // Package modelerr classifies the errors of model services into toolmark's
 // taxonomy of model errors (toolmark.ERATELIMITED, EOVERLOADED, EAUTH,
-// EBADREQUEST, EUNAVAILABLE, ETIMEOUT, ECONTEXTTOOLONG, ECANCELLED): a code,
+// EBADREQUEST, EUNAVAILABLE, ESERVICEFAILED, ESTREAMCUT, EQUOTA,
+// EBADRESPONSE, ETIMEOUT, ECONTEXTTOOLONG, ECANCELLED): a code,
 // whether trying again may help, and how long the service asked to wait.
 //
 // Providers build an *Error where they know the service's own answer
@@ -64,8 +65,9 @@ func (e *Error) Unwrap() []error {
 // yet, attempts and time left).
 func (e *Error) Retryable() bool {
 	switch e.Code {
-	case toolmark.ERATELIMITED, toolmark.EOVERLOADED, toolmark.EUNAVAILABLE, toolmark.ETIMEOUT:
-		return e.Status != http.StatusTooManyRequests || !quota(e.Err)
+	case toolmark.ERATELIMITED, toolmark.EOVERLOADED, toolmark.EUNAVAILABLE, toolmark.ETIMEOUT,
+		toolmark.ESERVICEFAILED, toolmark.ESTREAMCUT:
+		return true
 	}
 	return false
 }
@@ -84,6 +86,10 @@ func FromHTTP(status int, typ, code, msg string, retryAfter time.Duration) *Erro
 	switch {
 	case tooLong(typ, code, msg):
 		e.Code = toolmark.ECONTEXTTOOLONG
+	case status == http.StatusPaymentRequired || credit(typ, code, msg):
+		e.Code = toolmark.ECREDIT
+	case quota(typ, code, msg):
+		e.Code = toolmark.EQUOTA
 	case status == http.StatusTooManyRequests:
 		e.Code = toolmark.ERATELIMITED
 	case status == 529 || isOverloaded(typ, msg):
@@ -95,11 +101,11 @@ func FromHTTP(status int, typ, code, msg string, retryAfter time.Duration) *Erro
 	case status == http.StatusRequestEntityTooLarge:
 		e.Code = toolmark.ECONTEXTTOOLONG
 	case status >= 500:
-		e.Code = toolmark.EUNAVAILABLE
+		e.Code = toolmark.ESERVICEFAILED
 	case status >= 400:
 		e.Code = toolmark.EBADREQUEST
 	default:
-		e.Code = toolmark.EUNAVAILABLE
+		e.Code = toolmark.ESERVICEFAILED
 	}
 	return e
 }
@@ -114,6 +120,10 @@ func FromType(typ, code, msg string) *Error {
 	switch {
 	case tooLong(typ, code, msg):
 		e.Code = toolmark.ECONTEXTTOOLONG
+	case credit(typ, code, msg):
+		e.Code = toolmark.ECREDIT
+	case quota(typ, code, msg):
+		e.Code = toolmark.EQUOTA
 	case isOverloaded(typ, msg):
 		e.Code = toolmark.EOVERLOADED
 	case strings.Contains(t, "rate_limit") || strings.Contains(t, "rate limit"):
@@ -124,16 +134,16 @@ func FromType(typ, code, msg string) *Error {
 		e.Code = toolmark.EBADREQUEST
 	case strings.Contains(t, "timeout"):
 		e.Code = toolmark.ETIMEOUT
-	default:
-		e.Code = toolmark.EUNAVAILABLE
+	default: // server_error, api_error and the unknown: the service failed
+		e.Code = toolmark.ESERVICEFAILED
 	}
 	return e
 }
 
 // Classify returns err as an *Error: the one in its chain, or a new one for
-// a transport failure (refused, reset or cut connection: unavailable), a
-// timeout, or a cancellation. Any other error is unavailable. nil stays
-// nil.
+// a transport failure (refused connection, unknown host: unavailable; a
+// connection reset or ended mid-answer: stream_cut), a timeout, or a
+// cancellation. Any other error is unavailable. nil stays nil.
 func Classify(err error) *Error {
 	if err == nil {
 		return nil
@@ -154,9 +164,9 @@ func Classify(err error) *Error {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		code = toolmark.ETIMEOUT
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		code = toolmark.EUNAVAILABLE
+		code = toolmark.ESTREAMCUT
 	}
 	return &Error{Code: code, Err: err}
 }
@@ -202,10 +212,28 @@ func tooLong(typ, code, msg string) bool {
 	return false
 }
 
-// quota reports whether a 429 is an exhausted quota (OpenAI's
-// insufficient_quota), which waiting does not cure.
-func quota(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "insufficient_quota")
+// quota reports whether an error says the account's quota is used up,
+// which waiting does not cure: OpenAI's insufficient_quota (a 429).
+func quota(typ, code, msg string) bool {
+	return has(typ+" "+code+" "+msg, "insufficient_quota", "exceeded your current quota", "billing_hard_limit")
+}
+
+// credit reports whether an error says the account's credit balance is too
+// low: Anthropic's "Your credit balance is too low" (a 400), DeepSeek's
+// "Insufficient Balance" (a 402).
+func credit(typ, code, msg string) bool {
+	return has(typ+" "+code+" "+msg, "credit balance", "insufficient_balance", "insufficient balance")
+}
+
+// has reports whether s holds one of keys, in any letter case.
+func has(s string, keys ...string) bool {
+	s = strings.ToLower(s)
+	for _, k := range keys {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func nonEmpty(s ...string) []string {
@@ -232,6 +260,8 @@ func RetryText(code string, wait time.Duration) string {
 		what = "The model service did not answer in time"
 	case toolmark.EUNAVAILABLE:
 		what = "The model service could not be reached"
+	case toolmark.ESTREAMCUT:
+		what = "The model's answer was cut off"
 	}
 	secs := int(math.Ceil(wait.Seconds()))
 	if secs < 1 {

@@ -25,10 +25,12 @@ func TestFromHTTP(t *testing.T) {
 		retry          bool
 	}{
 		{429, "requests", "rate_limit_exceeded", "Rate limit reached", toolmark.ERATELIMITED, true},
-		{429, "insufficient_quota", "insufficient_quota", "You exceeded your current quota", toolmark.ERATELIMITED, false},
+		{429, "insufficient_quota", "insufficient_quota", "You exceeded your current quota", toolmark.EQUOTA, false},
+		{400, "invalid_request_error", "", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", toolmark.ECREDIT, false},
+		{402, "", "", "Insufficient Balance", toolmark.ECREDIT, false},
 		{529, "overloaded_error", "", "Overloaded", toolmark.EOVERLOADED, true},
 		{503, "server_error", "", "The engine is currently overloaded", toolmark.EOVERLOADED, true},
-		{500, "api_error", "", "Internal server error", toolmark.EUNAVAILABLE, true},
+		{500, "api_error", "", "Internal server error", toolmark.ESERVICEFAILED, true},
 		{401, "authentication_error", "", "invalid x-api-key", toolmark.EAUTH, false},
 		{403, "permission_error", "", "no access", toolmark.EAUTH, false},
 		{400, "invalid_request_error", "context_length_exceeded", "This model's maximum context length is 128000 tokens", toolmark.ECONTEXTTOOLONG, false},
@@ -56,8 +58,9 @@ func TestFromHTTP(t *testing.T) {
 func TestFromType(t *testing.T) {
 	for typ, want := range map[string]string{
 		"overloaded_error": toolmark.EOVERLOADED, "rate_limit_error": toolmark.ERATELIMITED,
-		"api_error": toolmark.EUNAVAILABLE, "authentication_error": toolmark.EAUTH,
-		"invalid_request_error": toolmark.EBADREQUEST, "server_error": toolmark.EUNAVAILABLE,
+		"api_error": toolmark.ESERVICEFAILED, "authentication_error": toolmark.EAUTH,
+		"invalid_request_error": toolmark.EBADREQUEST, "server_error": toolmark.ESERVICEFAILED,
+		"insufficient_quota": toolmark.EQUOTA,
 	} {
 		if got := modelerr.FromType(typ, "", "x").Code; got != want {
 			t.Errorf("%s: %s, want %s", typ, got, want)
@@ -73,8 +76,8 @@ func TestClassify(t *testing.T) {
 		want string
 	}{
 		{"refused", refused, toolmark.EUNAVAILABLE},
-		{"reset", fmt.Errorf("reading: %w", syscall.ECONNRESET), toolmark.EUNAVAILABLE},
-		{"eof", io.ErrUnexpectedEOF, toolmark.EUNAVAILABLE},
+		{"reset", fmt.Errorf("reading: %w", syscall.ECONNRESET), toolmark.ESTREAMCUT},
+		{"eof", io.ErrUnexpectedEOF, toolmark.ESTREAMCUT},
 		{"deadline", context.DeadlineExceeded, toolmark.ETIMEOUT},
 		{"cancelled", context.Canceled, toolmark.ECANCELLED},
 		{"classified", fmt.Errorf("round 1: %w", modelerr.New(toolmark.EAUTH, errors.New("401"))), toolmark.EAUTH},
@@ -115,5 +118,20 @@ func TestRetryAfter(t *testing.T) {
 		if got := modelerr.RetryAfter(tt.h, now); got != tt.want {
 			t.Errorf("%v: %v, want %v", tt.h, got, tt.want)
 		}
+	}
+}
+
+// TestSentences: the errors a person can meet each have their own code and
+// sentence, and no sentence is another's.
+func TestSentences(t *testing.T) {
+	seen := map[string]string{}
+	for _, code := range []string{toolmark.ERATELIMITED, toolmark.EOVERLOADED, toolmark.EAUTH, toolmark.EBADREQUEST,
+		toolmark.EUNAVAILABLE, toolmark.ETIMEOUT, toolmark.ECONTEXTTOOLONG, toolmark.ECANCELLED, toolmark.ESERVICEFAILED,
+		toolmark.ESTREAMCUT, toolmark.EQUOTA, toolmark.ECREDIT, toolmark.EBADRESPONSE, toolmark.ETOKENLIMIT, toolmark.EFILTERED, toolmark.EREFUSED} {
+		s := toolmark.ModelErrorText(code)
+		if other, dup := seen[s]; dup {
+			t.Errorf("%s and %s share the sentence %q", code, other, s)
+		}
+		seen[s] = code
 	}
 }

@@ -15,21 +15,21 @@ import (
 )
 
 // ErrStreamCut means the response stream ended before the model finished.
-// A cut stream is a *modelerr.Error of code unavailable wrapping it.
+// A cut stream is a *modelerr.Error of code stream_cut wrapping it.
 var ErrStreamCut = errors.New("openaiwire: stream ended before the response was complete")
 
 // cut returns the error of a stream that ended early, for why.
 func cut(why error) error {
 	if why == nil {
-		return modelerr.New(toolmark.EUNAVAILABLE, ErrStreamCut)
+		return modelerr.New(toolmark.ESTREAMCUT, ErrStreamCut)
 	}
-	return modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("%w: %w", ErrStreamCut, why))
+	return modelerr.New(toolmark.ESTREAMCUT, fmt.Errorf("%w: %w", ErrStreamCut, why))
 }
 
 // errorBody is an error answer in any of the shapes servers use:
 // {"error": {"message", "type", "code"}} (OpenAI, llama.cpp),
 // {"error": "text"} (Ollama) or {"object": "error", "message", "type",
-// "code"} (vLLM).
+// "code"} (vLLM); Gemini sends a one-element array of the first.
 type errorBody struct {
 	Error   json.RawMessage `json:"error"`
 	Object  string          `json:"object"`
@@ -78,6 +78,12 @@ func readAPIError(resp *http.Response) *modelerr.Error {
 	var b errorBody
 	if json.Unmarshal(raw, &b) == nil {
 		if e := b.apiError(resp.StatusCode, wait); e != nil {
+			return e
+		}
+	}
+	var list []errorBody // Gemini's OpenAI compatibility: [{"error": {"code", "message", "status"}}]
+	if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+		if e := list[0].apiError(resp.StatusCode, wait); e != nil {
 			return e
 		}
 	}

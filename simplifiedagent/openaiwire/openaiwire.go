@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -44,6 +45,11 @@ type Model struct {
 	URL string
 	// Header holds extra request headers (Azure OpenAI's api-key).
 	Header http.Header
+	// NoStreamOptions leaves stream_options (the usage of a streamed
+	// answer) out of requests, for services that refuse the field:
+	// Mistral's API answers it with a 422. New sets it for a base URL on
+	// mistral.ai; the usage is then not reported.
+	NoStreamOptions bool
 	// IdleTimeout ends a response that sends nothing for this long, so a
 	// stalled server cannot hold a turn forever. Default 2 minutes.
 	IdleTimeout time.Duration
@@ -63,7 +69,12 @@ func New(baseURL, apiKey, model string) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openaiwire: no model name")
 	}
-	return &Model{BaseURL: strings.TrimRight(baseURL, "/"), APIKey: apiKey, Model: model, Client: http.DefaultClient}, nil
+	m := &Model{BaseURL: strings.TrimRight(baseURL, "/"), APIKey: apiKey, Model: model, Client: http.DefaultClient}
+	if u, err := url.Parse(m.BaseURL); err == nil {
+		h := strings.ToLower(u.Hostname())
+		m.NoStreamOptions = h == "mistral.ai" || strings.HasSuffix(h, ".mistral.ai")
+	}
+	return m, nil
 }
 
 // Call implements llms.Model for a single prompt.

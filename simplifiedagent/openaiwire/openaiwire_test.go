@@ -128,16 +128,24 @@ func TestErrors(t *testing.T) {
 		{"vllm in stream", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, `data: {"object":"error","message":"Internal server error","type":"InternalServerError","param":null,"code":500}`+"\n\n")
-		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.EUNAVAILABLE},
+		}, "error in stream: InternalServerError: 500: Internal server error", 0, toolmark.ESERVICEFAILED},
+		{"gemini", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(400)
+			io.WriteString(w, `[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}]`)
+		}, "HTTP 400 400: Function call is missing a thought_signature", 400, toolmark.EBADREQUEST},
+		{"deepseek balance", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(402)
+			io.WriteString(w, `{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`)
+		}, "HTTP 402", 402, toolmark.ECREDIT},
 		{"plain 502", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Gateway", 502)
-		}, "HTTP 502 Bad Gateway", 502, toolmark.EUNAVAILABLE},
-		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream: server_error", 0, toolmark.EUNAVAILABLE},
-		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0, toolmark.EUNAVAILABLE},
+		}, "HTTP 502 Bad Gateway", 502, toolmark.ESERVICEFAILED},
+		{"error mid-stream", sse(fixture(t, "error_mid.sse")), "error in stream: server_error", 0, toolmark.ESERVICEFAILED},
+		{"stream cut", sse(fixture(t, "stream_cut.sse")), "stream ended", 0, toolmark.ESTREAMCUT},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {not json\n\n")
-		}, "bad chunk", 0, toolmark.EUNAVAILABLE},
+		}, "bad chunk", 0, toolmark.EBADRESPONSE},
 		{"rate limited", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "3")
 			w.WriteHeader(429)

@@ -4,6 +4,9 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/simplifiedagent/llmstream"
 )
 
 // Wire types of a chat-completions request; wireToolCall and wireFunction
@@ -23,11 +26,16 @@ type (
 		IncludeUsage bool `json:"include_usage"`
 	}
 	wireMessage struct {
-		Role       string         `json:"role"`
-		Content    *string        `json:"content"`
-		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-		ToolCallID string         `json:"tool_call_id,omitempty"`
-		Name       string         `json:"name,omitempty"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		// ReasoningContent and Reasoning carry an assistant message's
+		// thinking back in the field it came in (DeepSeek requires it on
+		// a tool-calling turn).
+		ReasoningContent *string        `json:"reasoning_content,omitempty"`
+		Reasoning        *string        `json:"reasoning,omitempty"`
+		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string         `json:"tool_call_id,omitempty"`
+		Name             string         `json:"name,omitempty"`
 	}
 	wireTool struct {
 		Type     string          `json:"type"`
@@ -43,6 +51,8 @@ type (
 		ID       string       `json:"id,omitempty"`
 		Type     string       `json:"type,omitempty"`
 		Function wireFunction `json:"function"`
+		// ExtraContent is Gemini's thought signature of the call.
+		ExtraContent *extraContent `json:"extra_content,omitempty"`
 	}
 	wireFunction struct {
 		Name      string `json:"name,omitempty"`
@@ -53,8 +63,10 @@ type (
 func ptr[T any](v T) *T { return &v }
 
 func (m *Model) request(messages []llms.MessageContent, opts *llms.CallOptions) wireRequest {
-	r := wireRequest{Model: m.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true},
-		MaxTokens: opts.MaxTokens, Stop: opts.StopWords}
+	r := wireRequest{Model: m.Model, Stream: true, MaxTokens: opts.MaxTokens, Stop: opts.StopWords}
+	if !m.NoStreamOptions {
+		r.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
 	if opts.Model != "" {
 		r.Model = opts.Model
 	}
@@ -80,6 +92,19 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 	var text strings.Builder
 	var calls []wireToolCall
 	var out []wireMessage
+	think := map[string]*string{}
+	sigs := map[string]string{}
+	for _, r := range llmstream.PartsOf(mc) {
+		switch r.Kind {
+		case toolmark.ReasoningContent, toolmark.ReasoningField:
+			if think[r.Kind] == nil {
+				think[r.Kind] = ptr("")
+			}
+			*think[r.Kind] += r.Text
+		case toolmark.ReasoningCallSignature:
+			sigs[r.CallID] = r.Signature
+		}
+	}
 	for _, p := range mc.Parts {
 		switch p := p.(type) {
 		case llms.TextContent:
@@ -89,7 +114,11 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 			if p.FunctionCall != nil {
 				f = wireFunction{Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Arguments}
 			}
-			calls = append(calls, wireToolCall{ID: p.ID, Type: "function", Function: f})
+			tc := wireToolCall{ID: p.ID, Type: "function", Function: f}
+			if sig := sigs[p.ID]; sig != "" {
+				tc.ExtraContent = withSignature(sig)
+			}
+			calls = append(calls, tc)
 		case llms.ToolCallResponse:
 			out = append(out, wireMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: ptr(p.Content)})
 		}
@@ -107,6 +136,9 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 		role = "tool"
 	}
 	msg := wireMessage{Role: role, ToolCalls: calls}
+	if role == "assistant" {
+		msg.ReasoningContent, msg.Reasoning = think[toolmark.ReasoningContent], think[toolmark.ReasoningField]
+	}
 	if text.Len() > 0 || len(calls) == 0 {
 		msg.Content = ptr(text.String())
 	}

@@ -26,25 +26,32 @@ type (
 	}
 	wireChunk struct {
 		Choices []struct {
-			Index int `json:"index"`
-			Delta struct {
-				Content   string         `json:"content"`
-				ToolCalls []wireToolCall `json:"tool_calls"`
-			} `json:"delta"`
-			Message struct { // non-streaming answers
-				Content   string         `json:"content"`
-				ToolCalls []wireToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason *string `json:"finish_reason"`
+			Index        int       `json:"index"`
+			Delta        wireDelta `json:"delta"`
+			Message      wireDelta `json:"message"` // non-streaming answers
+			FinishReason *string   `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
 		errorBody
 	}
 )
 
+// wireDelta is the delta of a streamed chunk or the message of a whole
+// answer. Content is a string, null, or an array of parts (Mistral's
+// text and thinking parts); reasoning_content (DeepSeek, vLLM) and
+// reasoning (OpenRouter, Ollama) carry thinking text.
+type wireDelta struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        string          `json:"reasoning"`
+	ToolCalls        []wireToolCall  `json:"tool_calls"`
+}
+
 // accumulator builds the response from chunks and reports the deltas.
 type accumulator struct {
 	text   strings.Builder
+	think  thinking
+	sigs   map[*llms.ToolCall]string // Gemini's thought signatures
 	calls  []*llms.ToolCall
 	args   llmstream.Args
 	byIdx  map[int]*llms.ToolCall
@@ -84,6 +91,12 @@ func (a *accumulator) toolDelta(ctx context.Context, fn llmstream.ToolCallDeltaF
 	if c.FunctionCall.Name == "" && tc.Function.Name != "" {
 		c.FunctionCall.Name = tc.Function.Name
 	}
+	if sig := tc.thoughtSignature(); sig != "" {
+		if a.sigs == nil {
+			a.sigs = map[*llms.ToolCall]string{}
+		}
+		a.sigs[c] = sig
+	}
 	a.args.Append(c, tc.Function.Arguments)
 	if fn != nil {
 		return fn(ctx, llmstream.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
@@ -104,11 +117,18 @@ func (a *accumulator) indexOf(i int) int {
 func (a *accumulator) response() *llms.ContentResponse {
 	a.args.Set()
 	ch := &llms.ContentChoice{Content: a.text.String(), StopReason: a.finish, GenerationInfo: map[string]any{}}
+	parts := a.think.parts()
 	for i, c := range a.calls {
 		if c.ID == "" {
 			c.ID = fmt.Sprintf("call_%d", i)
 		}
 		ch.ToolCalls = append(ch.ToolCalls, *c)
+		if sig := a.sigs[c]; sig != "" {
+			parts = append(parts, toolmark.ReasoningPart{Kind: toolmark.ReasoningCallSignature, CallID: c.ID, Signature: sig})
+		}
+	}
+	if len(parts) > 0 {
+		ch.GenerationInfo[llmstream.ReasoningKey] = parts
 	}
 	if a.usage != nil {
 		ch.GenerationInfo["PromptTokens"] = a.usage.PromptTokens
@@ -121,6 +141,7 @@ func (a *accumulator) response() *llms.ContentResponse {
 func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallOptions) (*llms.ContentResponse, error) {
 	deltaFn := llmstream.ToolCallDeltaFuncFromContext(ctx)
 	var a accumulator
+	a.think.fn = llmstream.ReasoningFuncFromContext(ctx)
 	r := bufio.NewReaderSize(body, 64<<10)
 	done := false
 	for !done {
@@ -137,6 +158,7 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 			}
 			return nil, cut(err)
 		}
+		raw := line
 		line = strings.TrimRight(line, "\r\n")
 		data, ok := strings.CutPrefix(line, "data:")
 		if !ok {
@@ -149,7 +171,10 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 		}
 		var ch wireChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return nil, modelerr.New(toolmark.EUNAVAILABLE, fmt.Errorf("openaiwire: bad chunk %q: %w", toolcallmarkup.Shorten(data, 200), err))
+			if !strings.HasSuffix(raw, "\n") { // the body ended inside the chunk
+				return nil, cut(err)
+			}
+			return nil, modelerr.New(toolmark.EBADRESPONSE, fmt.Errorf("openaiwire: bad chunk %q: %w", toolcallmarkup.Shorten(data, 200), err))
 		}
 		if e := ch.apiError(0, 0); e != nil {
 			return nil, e
@@ -161,13 +186,8 @@ func (m *Model) readStream(ctx context.Context, body io.Reader, opts *llms.CallO
 			if c.Index != 0 {
 				continue
 			}
-			if c.Delta.Content != "" {
-				a.text.WriteString(c.Delta.Content)
-				if opts.StreamingFunc != nil {
-					if err := opts.StreamingFunc(ctx, []byte(c.Delta.Content)); err != nil {
-						return nil, fmt.Errorf("openaiwire: streaming func: %w", err)
-					}
-				}
+			if err := a.delta(ctx, c.Delta, opts); err != nil {
+				return nil, err
 			}
 			for i, tc := range c.Delta.ToolCalls {
 				if err := a.toolDelta(ctx, deltaFn, tc, i); err != nil {
@@ -199,12 +219,10 @@ func (m *Model) readWhole(ctx context.Context, body io.Reader, opts *llms.CallOp
 		return nil, modelerr.New(toolmark.EUNAVAILABLE, errors.New("openaiwire: response has no choices"))
 	}
 	var a accumulator
+	a.think.fn = llmstream.ReasoningFuncFromContext(ctx)
 	c := ch.Choices[0]
-	a.text.WriteString(c.Message.Content)
-	if c.Message.Content != "" && opts.StreamingFunc != nil {
-		if err := opts.StreamingFunc(ctx, []byte(c.Message.Content)); err != nil {
-			return nil, fmt.Errorf("openaiwire: streaming func: %w", err)
-		}
+	if err := a.delta(ctx, c.Message, opts); err != nil {
+		return nil, err
 	}
 	deltaFn := llmstream.ToolCallDeltaFuncFromContext(ctx)
 	for i, tc := range c.Message.ToolCalls {

@@ -11,6 +11,7 @@ import { api, APIError, sleep, backoff } from './api.js';
 import { setStreamStatus } from './dom.js';
 import { LiveBlocks } from './live.js';
 import { decorate } from './decorate.js';
+import { showReasoning } from './reasoning.js';
 
 const RECONNECTING = 'Connection lost — reconnecting…';
 const RECOVERING = 'The server writing this answer stopped. Recovering the answer…';
@@ -37,6 +38,7 @@ export class LiveTurn {
     this.body = shell.body;
     this.bubble = shell.bubble;
     this.bubbleText = shell.bubbleText;
+    this.fold = shell.fold;
     this.blocks = new LiveBlocks(this.body);
     this.es = null; // the EventSource
     this.status = status; // the server's status bubble text
@@ -110,6 +112,7 @@ export class LiveTurn {
       clearTimeout(this.quietTimer);
       this.notice = '';
     }
+    if (f.reasoning) showReasoning(this.fold, f.reasoning);
     this.blocks.apply(f);
     decorate(this.body);
     this.body.classList.toggle('message__body--empty', this.blocks.serverHTML() === '');
@@ -223,6 +226,8 @@ export class LiveTurn {
         } else if (this.end) {
           console.error('the live answer differs from the stored one');
         }
+        const fold = fresh.querySelector('.reasoning');
+        if (fold && this.fold.open) fold.open = true;
         const note = fresh.querySelector('.message__note');
         if (note && this.end && this.end.error) note.textContent = this.end.error;
         this.art.replaceWith(fresh);

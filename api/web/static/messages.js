@@ -9,6 +9,7 @@ import { parseHTML } from './live.js';
 import { decorate } from './decorate.js';
 import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
+import { newFold, showReasoning } from './reasoning.js';
 
 const count = new Intl.NumberFormat();
 
@@ -104,6 +105,11 @@ export class MessageList {
       return art;
     }
     body.classList.add('markdown');
+    if (m.reasoning) {
+      const fold = newFold();
+      showReasoning(fold, m.reasoning);
+      body.before(fold);
+    }
     body.classList.toggle('message__body--empty', !m.html); // an answer that failed before its first word
     body.append(...parseHTML(m.html || '')); // rendered and sanitised by the server
     decorate(body);
@@ -144,9 +150,11 @@ export class MessageList {
       make('span', { className: 'bubble__dots', attrs: { 'aria-hidden': 'true' } }, make('i'), make('i'), make('i')),
       text);
     body.before(bubble);
+    const fold = newFold();
+    bubble.before(fold);
     this.area.append(art);
     this.empty.hidden = true;
     this.keeper.observe(art);
-    return { art, body, bubble, bubbleText: text };
+    return { art, body, bubble, bubbleText: text, fold };
   }
 }
