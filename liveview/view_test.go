@@ -435,3 +435,17 @@ func TestNoRawMarkers(t *testing.T) {
 		t.Errorf("final html %q, want %q", html, want)
 	}
 }
+
+// TestEveryEventTypeChangesTheView: the live view says what every event type
+// of the table in the root package changes; a new type fails here until it
+// has a row in changes.
+func TestEveryEventTypeChangesTheView(t *testing.T) {
+	for _, typ := range toolmark.EventTypes() {
+		if changes[typ] == nil {
+			t.Errorf("event type %s has no row in the live view's changes", typ)
+		}
+	}
+	if len(changes) != len(toolmark.EventTypes()) {
+		t.Errorf("%d rows for %d event types", len(changes), len(toolmark.EventTypes()))
+	}
+}
