@@ -122,17 +122,22 @@ func (h *Hub) turn(id string) *hubTurn {
 	return t
 }
 
-// Local records that turnID runs on this replica: its frames come from
-// Publish, and notifications about it are ignored.
-func (h *Hub) Local(turnID string) {
+// Open records that turnID runs on this replica from now on, and publishes
+// the frames of it committed already: its frames come from Publish, and
+// notifications about it are ignored. The runner opens a turn when its job
+// starts and closes it when the job ends.
+func (h *Hub) Open(turnID string, committed []Frame) {
 	h.mu.Lock()
-	h.turn(turnID).local = true
+	t := h.turn(turnID)
+	t.local = true
+	h.append(t, committed)
 	h.mu.Unlock()
 }
 
-// Remote records that turnID now runs on another replica (this one handed
-// it over): its followers here are fed from notifications.
-func (h *Hub) Remote(turnID string) {
+// Close records that turnID no longer runs on this replica (its job ended:
+// the turn ended, or another replica continues it): its followers here are
+// fed from the store and notifications.
+func (h *Hub) Close(turnID string) {
 	h.mu.Lock()
 	t := h.turn(turnID)
 	t.local = false

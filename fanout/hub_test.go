@@ -34,7 +34,7 @@ func isClosed(c <-chan struct{}) bool {
 
 func TestHubTail(t *testing.T) {
 	h := NewHub(nil)
-	h.Local("t1")
+	h.Open("t1", nil)
 	tail := h.After("t1", 0)
 	if tail.Store || len(tail.Frames) != 0 || isClosed(tail.Wake) {
 		t.Fatalf("new local turn: %+v", tail)
@@ -64,7 +64,7 @@ func TestHubTail(t *testing.T) {
 func TestHubTailBound(t *testing.T) {
 	h := NewHub(nil)
 	h.maxBytes = 1000
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 50, ""))
 	if tail := h.After("t", 0); !tail.Store {
 		t.Errorf("a cursor older than the bounded tail must read the store")
@@ -85,7 +85,7 @@ func TestHubTailBound(t *testing.T) {
 func TestHubTailFramesKept(t *testing.T) {
 	h := NewHub(nil)
 	h.tailSize = 64 // room to grow in place, as a turn's tail usually has
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 10, ""))
 	held := h.After("t", 0).Frames
 	h.maxBytes = 1 // the next publish trims the tail to its last frame
@@ -140,7 +140,7 @@ func TestHubRemote(t *testing.T) {
 		t.Errorf("%d store reads for 5 followers and one notification, want 1", n)
 	}
 	h.Notify("r", 6) // nothing new
-	h.Local("x")
+	h.Open("x", nil)
 	h.Notify("x", 9) // local turns ignore notifications
 	if n := loads.Load(); n != 1 {
 		t.Errorf("%d store reads, want still 1", n)

@@ -256,17 +256,21 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	if res.Err != nil || !created {
 		return t, res.Err
 	}
-	r.hub.Local(t.ID)
-	r.hub.Publish(t.ID, []fanout.Frame{fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
-		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position})})
-	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil)
+	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil, fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
+		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position}))
 	return t, nil
 }
 
 // enqueue registers a turn whose lease this replica holds and starts its
 // job. seq is the seq of the turn's last logged event (0: read from the
-// turn); state, when not nil, is the answer so far of a turn to continue.
-func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, state *turnstate.State) {
+// turn); state, when not nil, is the answer so far of a turn to continue;
+// committed are frames of the turn committed already, published before the
+// job runs.
+//
+// The job's life opens the turn's entry in the hub (Hub.Open) and its end
+// closes it (forget): the runner's jobs and the hub's local turns are one
+// registry, kept in step here and nowhere else.
+func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, state *turnstate.State, committed ...fanout.Frame) {
 	if seq <= 0 {
 		seq = t.LastSeq
 	}
@@ -282,8 +286,8 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	r.jobs[t.ID] = j
 	r.queued++
 	r.wg.Add(1)
+	r.hub.Open(t.ID, committed)
 	r.mu.Unlock()
-	r.hub.Local(t.ID)
 	r.cfg.Metrics.QueueChanged(1)
 	go j.run()
 }
@@ -295,11 +299,11 @@ func (r *Runner) forget(j *job, queued bool) {
 	}
 	r.mu.Lock()
 	delete(r.jobs, j.turn.ID)
-	r.mu.Unlock()
 	// Whoever ends the turn from now on — this job did, or a sweep will
 	// for a job that could not — its followers here learn of it from the
 	// store and notifications like those of any turn run elsewhere.
-	r.hub.Remote(j.turn.ID)
+	r.hub.Close(j.turn.ID)
+	r.mu.Unlock()
 	r.wg.Done()
 }
 
