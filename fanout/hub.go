@@ -28,7 +28,11 @@ import (
 type Frame struct {
 	Event toolmark.Event
 	Data  any
-	SSE   []byte
+	// Tag is, for a tool call the runner committed, the tag its markup was
+	// formatted from (toolmark.Draft.Tag): the live view takes it as it is
+	// instead of parsing the markup again.
+	Tag any
+	SSE []byte
 }
 
 // NewFrame builds the frame of a committed event whose typed payload is

@@ -138,19 +138,22 @@ func (l *View) ApplyEvent(e toolmark.Event) error {
 	if err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)
 	}
-	return l.Apply(e, data)
+	return l.Apply(e, toolmark.Draft{Type: e.Type, Data: data})
 }
 
-// Apply applies the logged event e whose payload, typed, is data (one of
-// the toolmark.*Data values: what the runner committed, decoded nothing).
+// Apply applies the logged event e whose draft is d: its payload typed (one
+// of the toolmark.*Data values: what the runner committed, decoded nothing)
+// and, for a tool call, the tag its markup was formatted from when the
+// runner had it (the view then parses no markup).
 // Events at or before Seq are skipped, a snapshot included, so several
 // followers may feed the same View. A snapshot after Seq replaces
 // everything.
-func (l *View) Apply(e toolmark.Event, data any) error {
+func (l *View) Apply(e toolmark.Event, d toolmark.Draft) error {
+	data := d.Data
 	if e.Seq > 0 && e.Seq <= l.state.Seq() || e.Type == toolmark.EventSnapshot && e.Seq <= l.state.Seq() && l.state.Seq() > 0 {
 		return nil
 	}
-	if err := l.state.ApplyDecoded(e, data); err != nil {
+	if err := l.state.ApplyCommitted(e, d); err != nil {
 		return err
 	}
 	l.version++

@@ -255,6 +255,7 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 		e.TurnID, e.MessageID = j.turn.ID, j.turn.AssistantMessageID
 		w.Events[i] = e
 		frames[i] = fanout.NewFrame(e, p.d.Data) // the same event, for the followers
+		frames[i].Tag = p.d.Tag
 	}
 	return w, frames, true
 }
