@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -105,7 +106,7 @@ func TestHubTailFramesKept(t *testing.T) {
 func TestHubRemote(t *testing.T) {
 	var loads atomic.Int32
 	stored := frames("r", 1, 10, toolmark.EventTurnCompleted)
-	h := NewHub(func(_ context.Context, id string, after int64) ([]toolmark.Event, error) {
+	h := NewHub(eventsFunc(func(_ context.Context, id string, after int64) ([]toolmark.Event, error) {
 		loads.Add(1)
 		var out []toolmark.Event
 		for _, f := range stored {
@@ -114,10 +115,10 @@ func TestHubRemote(t *testing.T) {
 			}
 		}
 		return out, nil
-	})
+	}))
 	var leaves []func()
 	for range 5 {
-		leaves = append(leaves, h.Follow("r"))
+		leaves = append(leaves, h.Join("r"))
 	}
 	if tail := h.After("r", 0); !tail.Store {
 		t.Fatalf("unknown remote turn must be read from the store first: %+v", tail)
@@ -184,4 +185,15 @@ func TestHubTailMadeOnce(t *testing.T) {
 	if h.tailSize > maxTailSize {
 		t.Errorf("tail size %d over %d", h.tailSize, maxTailSize)
 	}
+}
+
+// eventsFunc is a Log of events alone, without snapshots.
+type eventsFunc func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error)
+
+func (f eventsFunc) EventsAfter(ctx context.Context, turnID string, after int64, _ int) ([]toolmark.Event, error) {
+	return f(ctx, turnID, after)
+}
+
+func (f eventsFunc) Snapshot(context.Context, string) (toolmark.SnapshotData, error) {
+	return toolmark.SnapshotData{}, errors.New("no snapshots here")
 }

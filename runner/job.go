@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -219,13 +218,12 @@ func (j *job) mergeTextLocked(d toolmark.Draft) bool {
 func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	j.mu.Lock()
 	j.dirty = false
-	var handOver time.Duration // how long the other replicas have to adopt the turn
-	if j.phase == phaseHandingOver {
-		handOver = j.r.cfg.LeaseTTL
-	}
-	var finish *store.Finish
-	if j.phase == phaseEnding {
+	finish, handOver := (*store.Finish)(nil), time.Duration(0) // handOver: how long the others have to adopt it
+	switch j.phase {
+	case phaseEnding:
 		finish = j.ending
+	case phaseHandingOver:
+		handOver = j.r.cfg.LeaseTTL
 	}
 	if len(j.pending) == 0 && handOver == 0 {
 		j.mu.Unlock()
@@ -488,15 +486,4 @@ func closeReason(_ toolcallmarkup.Status, errText string) string {
 		return "the turn ended before the tool finished"
 	}
 	return errText
-}
-
-func marshalData(v any) (json.RawMessage, error) {
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding event data: %w", err)
-	}
-	return b, nil
 }

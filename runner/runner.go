@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,10 +103,7 @@ func New(cfg Config) *Runner {
 		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Hub == nil {
-		db := cfg.Store
-		cfg.Hub = fanout.NewHub(func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error) {
-			return db.EventsAfter(ctx, turnID, after, 1000)
-		})
+		cfg.Hub = fanout.NewHub(Log(cfg.Store, cfg.Logger))
 	}
 	if cfg.Owner == "" {
 		cfg.Owner = randomOwner()
@@ -346,26 +344,20 @@ func (r *Runner) cancelLocal(turnID string) bool {
 }
 
 // Wait blocks until turnID is final or ctx is done, and returns the turn as
-// it then is.
+// it then is. It follows the turn as every stream does (fanout.Hub.Follow).
 func (r *Runner) Wait(ctx context.Context, turnID string) (toolmark.Turn, error) {
-	leave := r.hub.Follow(turnID)
-	defer leave()
-	for {
-		t, err := r.cfg.Store.TurnByID(ctx, turnID)
-		if err != nil || t.Status.Final() {
-			return t, err
-		}
-		tail := r.hub.After(turnID, t.LastSeq)
-		if len(tail.Frames) > 0 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return t, ctx.Err()
-		case <-tail.Wake:
-		case <-time.After(r.cfg.LeaseTTL):
-		}
+	t, err := r.cfg.Store.TurnByID(ctx, turnID)
+	if err != nil || t.Status.Final() {
+		return t, err
 	}
+	err = r.hub.Follow(ctx, t, t.LastSeq, fanout.Follower{
+		Frames:    func([]fanout.Frame) error { return nil },
+		Heartbeat: r.cfg.LeaseTTL,
+	})
+	if err != nil {
+		return t, err
+	}
+	return r.cfg.Store.TurnByID(ctx, turnID)
 }
 
 // Drain stops accepting turns: Create answers ErrShuttingDown and this
@@ -464,3 +456,15 @@ func randomOwner() string {
 
 // statusText writes the status line of the tags the runner closes itself.
 var statusText = statustext.Text
+
+// marshalData encodes an event's payload (a json.RawMessage as it is).
+func marshalData(v any) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding event data: %w", err)
+	}
+	return b, nil
+}
