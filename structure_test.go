@@ -49,7 +49,7 @@ var importRules = map[string]importRule{
 	"fanout":         {allow: []string{"", "internal/sse", "liveview", "markdown", "statustext", "toolcallmarkup", "turnstate"}},
 	"store":          {deny: []string{"statustext", "turnstate", "markdown", "liveview", "fanout", "runner", "api", "client", "tui", "simplifiedagent/", "internal/"}},
 	"runner":         {deny: []string{"api", "client", "tui", "markdown", "liveview", "simplifiedagent/", "internal/"}},
-	"api":            {deny: []string{"client", "tui", "simplifiedagent/", "internal/app", "internal/bench", "internal/faults"}},
+	"api":            {deny: []string{"client", "tui", "simplifiedagent/", "internal/app", "internal/harness/"}},
 	"client":         {allow: []string{"", "statustext", "toolcallmarkup", "turnstate"}},
 }
 

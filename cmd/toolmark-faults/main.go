@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/faults"
+	"github.com/toolmark/toolmark/internal/harness/faults"
 )
 
 func main() {
