@@ -49,6 +49,13 @@ func TestStructureRules(t *testing.T) {
 		{"a 101-line function", map[string]string{
 			"api/server.go": "package api\n\nfunc f() {\n" + longBody + "}\n",
 		}, "func f has 101 lines"},
+		{"the harness in the wiring", map[string]string{
+			"internal/app/app.go": "package app\n\nimport _ \"github.com/toolmark/toolmark/internal/harness/pgtest\"\n",
+		}, "only commands and the harness import the harness"},
+		{"the harness in its command and in itself", map[string]string{
+			"cmd/toolmark/bench.go":              "package main\n\nimport _ \"github.com/toolmark/toolmark/internal/harness/bench\"\n",
+			"internal/harness/faults/cluster.go": "package faults\n\nimport _ \"github.com/toolmark/toolmark/internal/harness/bench\"\n",
+		}, ""},
 		{"a main under internal", map[string]string{
 			"internal/x/main.go": "package main\n",
 		}, "package main under internal/"},
