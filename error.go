@@ -59,3 +59,8 @@ func ErrorMessage(err error) string {
 // EUNSUPPORTED is the code of a request body in a media type the server
 // does not take.
 const EUNSUPPORTED = "unsupported_media_type"
+
+// ErrCursorPruned is the error of reading a turn's events after a cursor
+// when the events after it were pruned from the log: the reader sends a
+// snapshot instead. It is an ECONFLICT *Error; test for it with errors.Is.
+var ErrCursorPruned = &Error{Code: ECONFLICT, Message: "events after the cursor are no longer in the log"}

@@ -31,6 +31,96 @@ const (
 	EventReasoningDelta  EventType = "reasoning_delta"
 )
 
+// eventTypes is every event type in one place: its name, the number the
+// events table stores it under (a smallint, see sql/009) and the payload
+// type its data decodes to. The numbers are stored, so a number never
+// changes and is never reused: a new event type takes the next one. Adding
+// a type touches this table, the part that emits it, and turnstate if it
+// changes a turn's state; each wire protocol's mapping test then fails
+// until the protocol says what it makes of the type.
+var eventTypes = []eventType{
+	{EventTurnQueued, 1, decode[TurnQueuedData]},
+	{EventTurnStarted, 2, decode[TurnStartedData]},
+	{EventRoundStarted, 3, decode[RoundStartedData]},
+	{EventTextDelta, 4, decode[TextDeltaData]},
+	{EventToolCallStarted, 5, decode[ToolCallData]},
+	{EventToolCallDelta, 6, decode[ToolCallData]},
+	{EventToolCallRunning, 7, decode[ToolCallData]},
+	{EventToolCallSuccess, 8, decode[ToolCallData]},
+	{EventToolCallError, 9, decode[ToolCallData]},
+	{EventTodoUpdate, 10, decode[TodoUpdateData]},
+	{EventSubagentStatus, 11, decode[SubagentStatusData]},
+	{EventSnapshot, 12, decode[SnapshotData]},
+	{EventModelRetry, 13, decode[ModelRetryData]},
+	{EventUsage, 14, decode[UsageData]},
+	{EventTurnCompleted, 15, decode[TurnEndData]},
+	{EventTurnFailed, 16, decode[TurnEndData]},
+	{EventTurnCancelled, 17, decode[TurnEndData]},
+	{EventReasoningDelta, 18, decode[ReasoningDeltaData]},
+}
+
+// eventType is one row of eventTypes.
+type eventType struct {
+	name   EventType
+	code   int16
+	decode func(t EventType, raw json.RawMessage) (any, error)
+}
+
+// The rows of eventTypes by name and by number.
+var (
+	eventTypeByName = map[EventType]*eventType{}
+	eventTypeByCode = map[int16]*eventType{}
+	eventTypeNames  []EventType
+)
+
+func init() {
+	for i := range eventTypes {
+		row := &eventTypes[i]
+		if row.code <= 0 || eventTypeByName[row.name] != nil || eventTypeByCode[row.code] != nil {
+			panic(fmt.Sprintf("toolmark: event type %q numbered %d twice or not at all", row.name, row.code))
+		}
+		eventTypeByName[row.name], eventTypeByCode[row.code] = row, row
+		eventTypeNames = append(eventTypeNames, row.name)
+	}
+}
+
+// EventTypes returns every event type this version knows, in the order of
+// their numbers. The slice is shared: do not change it.
+func EventTypes() []EventType { return eventTypeNames }
+
+// Code returns the number the events table stores t under; ok is false for
+// a type this version does not know.
+func (t EventType) Code() (code int16, ok bool) {
+	row := eventTypeByName[t]
+	if row == nil {
+		return 0, false
+	}
+	return row.code, true
+}
+
+// EventTypeOfCode returns the event type stored under code; ok is false for
+// a number this version does not know (written by a newer one).
+func EventTypeOfCode(code int16) (t EventType, ok bool) {
+	row := eventTypeByCode[code]
+	if row == nil {
+		return "", false
+	}
+	return row.name, true
+}
+
+// DecodeData returns the typed payload of a logged event of type t: a value
+// of the *Data struct of its family (TextDeltaData for text_delta,
+// ToolCallData for every tool_call_* event, …), the inverse of how a Draft
+// is marshalled. Unknown types decode to nil without error, so a consumer
+// skips event types newer than itself.
+func DecodeData(t EventType, raw json.RawMessage) (any, error) {
+	row := eventTypeByName[t]
+	if row == nil {
+		return nil, nil
+	}
+	return row.decode(t, raw)
+}
+
 // Terminal reports whether an event of type t ends its turn's stream.
 func (t EventType) Terminal() bool {
 	return t == EventTurnCompleted || t == EventTurnFailed || t == EventTurnCancelled
@@ -156,41 +246,6 @@ type TurnEndData struct {
 	Error  string     `json:"error,omitempty"`
 	Code   string     `json:"code,omitempty"`  // an error code for failures
 	Usage  *Usage     `json:"usage,omitempty"` // the turn's tokens, sub-agents included, when the model reports them
-}
-
-// DecodeData returns the typed payload of a logged event of type t: a value
-// of the *Data struct of its family (TextDeltaData for text_delta,
-// ToolCallData for every tool_call_* event, …), the inverse of how a Draft
-// is marshalled. Unknown types decode to nil without error, so a consumer
-// skips event types newer than itself.
-func DecodeData(t EventType, raw json.RawMessage) (any, error) {
-	switch t {
-	case EventTurnQueued:
-		return decode[TurnQueuedData](t, raw)
-	case EventTurnStarted:
-		return decode[TurnStartedData](t, raw)
-	case EventRoundStarted:
-		return decode[RoundStartedData](t, raw)
-	case EventTextDelta:
-		return decode[TextDeltaData](t, raw)
-	case EventToolCallStarted, EventToolCallDelta, EventToolCallRunning, EventToolCallSuccess, EventToolCallError:
-		return decode[ToolCallData](t, raw)
-	case EventTodoUpdate:
-		return decode[TodoUpdateData](t, raw)
-	case EventSubagentStatus:
-		return decode[SubagentStatusData](t, raw)
-	case EventSnapshot:
-		return decode[SnapshotData](t, raw)
-	case EventTurnCompleted, EventTurnFailed, EventTurnCancelled:
-		return decode[TurnEndData](t, raw)
-	case EventModelRetry:
-		return decode[ModelRetryData](t, raw)
-	case EventUsage:
-		return decode[UsageData](t, raw)
-	case EventReasoningDelta:
-		return decode[ReasoningDeltaData](t, raw)
-	}
-	return nil, nil
 }
 
 func decode[T any](t EventType, raw json.RawMessage) (any, error) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // answered runs a turn in conv to its end and returns it.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 

@@ -62,7 +62,7 @@ type takenFollow struct {
 // return while the stream goes on (parked).
 func (s *Server) streamTaken(ctx context.Context, cancel context.CancelFunc, ts *takenStream, h http.Header, t toolmark.Turn, after int64) {
 	s.cfg.Metrics.StreamOpened()
-	f := &takenFollow{s: s, ctx: ctx, cancel: cancel, ts: ts, t: t, cursor: after, leave: s.cfg.Runner.Hub().Follow(t.ID)}
+	f := &takenFollow{s: s, ctx: ctx, cancel: cancel, ts: ts, t: t, cursor: after, leave: s.cfg.Runner.Hub().Join(t.ID)}
 	if err := ts.writeHead(h, streamPreamble); err != nil {
 		f.done()
 		return

@@ -12,11 +12,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
 	"github.com/toolmark/toolmark/internal/sse"
-	"github.com/toolmark/toolmark/store"
 )
-
-// eventsPage is how many events a stream reads from the log at a time.
-const eventsPage = 500
 
 // handleTurnEvents streams a turn's events after the cursor given by
 // Last-Event-ID (which wins, as the browser sends it on reconnect) or
@@ -133,150 +129,19 @@ func (s *Server) writeBy() time.Time { return time.Now().Add(s.cfg.StreamWriteTi
 const closedRetry = 100 * time.Millisecond
 
 // errStreamClosed ends a stream when the server shuts down.
-var errStreamClosed = errors.New("the server is shutting down")
+var errStreamClosed = fanout.ErrClosed
 
-// followFrames hands the committed events of t after the cursor to fn, with
-// each event's SSE frame built once for all followers, a batch at a time and
-// in seq order, until the batch holding the terminal event, ctx ends, the
-// server closes its streams (errStreamClosed), or fn fails. When the log no
-// longer holds the cursor, the first batch is a snapshot event. idle is
-// called when nothing arrived for the heartbeat interval. park, when not
-// nil, is offered a follower that has caught up with a local turn's tail,
-// instead of waiting: it reports whether it parked the follower with the
-// hub and, if so, returns the cursor the hub wrote up to once it handed the
-// follower back (streamTaken). It returns nil
-// after the terminal event, or when the turn is over and nothing follows
-// the cursor.
-//
-// Events come from the hub's in-memory tail of the turn; the store is read
-// only for a cursor older than the tail (a late resume, a follower that fell
-// behind) and for turns this replica knows nothing of.
+// followFrames follows t from the cursor through the hub (fanout.Hub.Follow):
+// fn takes each batch of frames, idle is called when nothing arrived for the
+// heartbeat interval, park (when not nil) may park a follower that caught
+// up. It ends with errStreamClosed when the server closes its streams; a
+// failed read of the log is logged here.
 func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64, fn func([]fanout.Frame) error, idle func() error, park func(cursor int64) (int64, bool, error)) error {
-	heartbeat := time.NewTicker(s.cfg.Heartbeat)
-	defer heartbeat.Stop()
-	hub := s.cfg.Runner.Hub()
-	leave := hub.Follow(t.ID)
-	defer leave()
-	cursor, snapshots := after, 0
-	for {
-		tail := hub.After(t.ID, cursor)
-		if tail.Store {
-			evs, err := s.cfg.Store.EventsAfter(ctx, t.ID, cursor, eventsPage)
-			if errors.Is(err, store.ErrCursorPruned) && snapshots == 0 {
-				snap, err := s.snapshot(ctx, t)
-				if err != nil {
-					s.log.Error("building a snapshot", "turn", t.ID, "err", err)
-					return err
-				}
-				snapshots++
-				if err := fn([]fanout.Frame{fanout.NewFrame(snap, nil)}); err != nil {
-					return err
-				}
-				cursor = snap.Seq
-				continue
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					s.log.Error("reading events", "turn", t.ID, "after", cursor, "err", err)
-				}
-				return err // the client reconnects with Last-Event-ID
-			}
-			frames := make([]fanout.Frame, len(evs))
-			for i, e := range evs {
-				frames[i] = fanout.NewFrame(e, nil)
-			}
-			hub.Seed(t.ID, frames)
-			if len(frames) > 0 {
-				if done, err := deliver(frames, fn); err != nil || done {
-					return err
-				}
-				cursor = frames[len(frames)-1].Event.Seq
-				if len(frames) == eventsPage {
-					continue
-				}
-				// Wait for what comes next: the hub wakes the follower
-				// when it knows of newer events.
-				if tail = hub.After(t.ID, cursor); len(tail.Frames) > 0 {
-					continue
-				}
-			} else if cur, err := s.cfg.Store.TurnByID(ctx, t.ID); err == nil && cur.Status.Final() && cur.LastSeq <= cursor {
-				return nil // nothing after the cursor of a finished turn
-			}
-		} else if len(tail.Frames) > 0 {
-			if done, err := deliver(tail.Frames, fn); err != nil || done {
-				return err
-			}
-			cursor = tail.Frames[len(tail.Frames)-1].Event.Seq
-			continue
-		} else if tail.Done {
-			return nil
-		}
-		if park != nil && !tail.Store {
-			c, parked, err := park(cursor)
-			if err != nil {
-				return err
-			}
-			if parked {
-				cursor = c
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.closingCtx.Done():
-			return errStreamClosed
-		case <-tail.Wake:
-		case <-heartbeat.C:
-			if err := idle(); err != nil {
-				return err
-			}
-			hub.Poll(t.ID) // a notification may have been lost
-		}
+	err := s.cfg.Runner.Hub().Follow(ctx, t, after, fanout.Follower{
+		Frames: fn, Idle: idle, Heartbeat: s.cfg.Heartbeat, Park: park, Closing: s.closingCtx.Done(),
+	})
+	if errors.Is(err, fanout.ErrLogRead) && ctx.Err() == nil {
+		s.log.Error("following a turn", "turn", t.ID, "after", after, "err", err)
 	}
-}
-
-// deliver hands fn the frames up to and including the terminal event, and
-// reports whether that event was among them.
-func deliver(frames []fanout.Frame, fn func([]fanout.Frame) error) (done bool, err error) {
-	for i, f := range frames {
-		if f.Event.Type.Terminal() {
-			return true, fn(frames[:i+1])
-		}
-	}
-	return false, fn(frames)
-}
-
-// snapshot is the event that replaces a pruned stretch of the log: the
-// message content and the seq it reflects, with the turn's tool calls and
-// todos.
-func (s *Server) snapshot(ctx context.Context, t toolmark.Turn) (toolmark.Event, error) {
-	content, seq, err := s.cfg.Store.Snapshot(ctx, t.ID)
-	if err != nil {
-		return toolmark.Event{}, err
-	}
-	cur, err := s.cfg.Store.TurnByID(ctx, t.ID)
-	if err != nil {
-		return toolmark.Event{}, err
-	}
-	calls, err := s.cfg.Store.ToolCalls(ctx, t.ID)
-	if err != nil {
-		return toolmark.Event{}, err
-	}
-	todos, err := s.cfg.Store.Todos(ctx, t.ID)
-	if err != nil {
-		return toolmark.Event{}, err
-	}
-	if calls == nil {
-		calls = []toolmark.ToolCallRecord{}
-	}
-	if todos == nil {
-		todos = []toolmark.Todo{}
-	}
-	data, err := marshal(toolmark.SnapshotData{Content: content, Seq: seq, Status: cur.Status, ToolCalls: calls, Todos: todos})
-	if err != nil {
-		return toolmark.Event{}, err
-	}
-	return toolmark.Event{Seq: seq, TurnID: t.ID, MessageID: t.AssistantMessageID, Type: toolmark.EventSnapshot,
-		Time: time.Now().UTC(), Data: data}, nil
+	return err
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 	"github.com/toolmark/toolmark/turnstate"
 )
 

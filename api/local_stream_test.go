@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/store"
 )
 

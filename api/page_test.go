@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolmark/toolmark"
 	tmclient "github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/store"
 )
 

@@ -2,15 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
-	"github.com/toolmark/toolmark/liveview"
 )
 
 // Live rendering: a client that opens a turn's event stream with
@@ -51,7 +48,7 @@ func wantsRender(r *http.Request) (bool, error) {
 // the turn's end.
 func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, t toolmark.Turn, after int64) error {
 	tv := s.cfg.Runner.Hub().View(t.ID)
-	catchUp := func(v *liveview.View, upTo int64) error { return s.catchUp(ctx, t, v, upTo) }
+	catchUp := s.cfg.Runner.Hub().CatchUp(ctx, t)
 	since, status, final := int64(-1), "", false
 	var last time.Time
 	write := func(frames []fanout.Frame) error {
@@ -106,38 +103,4 @@ func (s *Server) renderStream(ctx context.Context, w http.ResponseWriter, rc *ht
 		}
 		return rc.Flush()
 	}, nil)
-}
-
-// catchUp brings a view up to the event upTo: the snapshot of the stored
-// message when the view is behind it, then the events from the log.
-func (s *Server) catchUp(ctx context.Context, t toolmark.Turn, v *liveview.View, upTo int64) error {
-	if v.Seq() < upTo {
-		snap, err := s.snapshot(ctx, t)
-		if err != nil {
-			return fmt.Errorf("catching up: %w", err)
-		}
-		if snap.Seq > v.Seq() && snap.Seq <= upTo {
-			if err := v.ApplyEvent(snap); err != nil {
-				return fmt.Errorf("catching up: %w", err)
-			}
-		}
-	}
-	for v.Seq() < upTo {
-		more, err := s.cfg.Store.EventsAfter(ctx, t.ID, v.Seq(), eventsPage)
-		if err != nil {
-			return fmt.Errorf("catching up: %w", err)
-		}
-		if len(more) == 0 {
-			return errors.New("catching up: the log ends before the stream's events")
-		}
-		for _, e := range more {
-			if e.Seq > upTo {
-				return nil
-			}
-			if err := v.ApplyEvent(e); err != nil {
-				return fmt.Errorf("catching up: %w", err)
-			}
-		}
-	}
-	return nil
 }

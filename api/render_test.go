@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/liveview"
 )
 

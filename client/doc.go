@@ -17,23 +17,6 @@
 //	conv, err := c.CreateConversation(ctx, "")
 //	ti, err := c.PostTurn(ctx, conv.ID, "What is a lease?", idempotencyKey)
 //
-// # Conversation
-//
-// A Conversation owns the messages of one conversation — the agent-SDK
-// shape: it loads them, sends a message, follows the answer (resuming after
-// a dropped connection) and applies every event to it, then calls one
-// OnChange function. A user interface redraws from Messages, a copy safe
-// to read there or on any goroutine, and never handles an event itself:
-//
-//	cv := client.NewConversation(c, "", func(cv *client.Conversation) {
-//		msgs := cv.Messages()
-//		redraw(msgs) // msgs[len(msgs)-1].Text, .Calls (Name, Status, StatusText), .Todos
-//	})
-//	end, err := cv.Send(ctx, "What is a lease?") // returns when the answer ended
-//
-// Load loads an existing conversation (LoadOlder the page before), Resume
-// follows the turn Load found running, Cancel cancels the running turn.
-//
 // # Stream, Handlers and Accumulator
 //
 // Stream follows one turn from its start to its end and applies every

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark/internal/app"
-	fp "github.com/toolmark/toolmark/internal/fakeprovider"
-	"github.com/toolmark/toolmark/internal/testserver"
+	fp "github.com/toolmark/toolmark/internal/harness/fakeprovider"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // TestBrowserAsk: a question's tool widgets go running → success live, the

@@ -15,7 +15,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/app"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 

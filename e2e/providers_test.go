@@ -10,10 +10,10 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/bench"
-	fp "github.com/toolmark/toolmark/internal/fakeprovider"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/bench"
+	fp "github.com/toolmark/toolmark/internal/harness/fakeprovider"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 

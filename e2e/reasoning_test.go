@@ -12,8 +12,8 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/app"
-	fp "github.com/toolmark/toolmark/internal/fakeprovider"
-	"github.com/toolmark/toolmark/internal/testserver"
+	fp "github.com/toolmark/toolmark/internal/harness/fakeprovider"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // hostileThinking is thinking that tries to be markup and terminal

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/bench"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/bench"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // TestServeGCPercent: `toolmark serve` sets the garbage collector's target

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // TestChatEmptyMessage: an empty message is a usage error (exit 2) with

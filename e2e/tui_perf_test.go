@@ -12,9 +12,9 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/bench"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/bench"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // TestTUILongAnswer measures the terminal client on a 40 KB answer streamed

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/image/font"
 	"golang.org/x/image/math/fixed"
 
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // TestTUILightAndDark: without GLAMOUR_STYLE the full-screen client

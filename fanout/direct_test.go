@@ -93,7 +93,7 @@ func seqsEqual(a []int64, from, to int64) bool {
 
 func TestParkWritesAfterEachPublish(t *testing.T) {
 	h := NewHub(nil)
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 3, ""))
 	r := &recorder{}
 	d, wake := newDirect(r)
@@ -139,13 +139,13 @@ func TestParkHandsBack(t *testing.T) {
 		{name: "short write", take: 1, then: func(h *Hub) { h.Publish("t", frames("t", 4, 6, "")) }, cursor: 6},
 		{name: "write error", fail: errors.New("broken pipe"), then: func(h *Hub) { h.Publish("t", frames("t", 4, 4, "")) }, cursor: 4, err: true},
 		{name: "terminal event", then: func(h *Hub) { h.Publish("t", frames("t", 4, 5, toolmark.EventTurnCompleted)) }, cursor: 5},
-		{name: "turn goes remote", then: func(h *Hub) { h.Remote("t") }, cursor: 3},
+		{name: "turn goes remote", then: func(h *Hub) { h.Close("t") }, cursor: 3},
 		{name: "gap in the tail", then: func(h *Hub) { h.Publish("t", frames("t", 9, 9, "")) }, cursor: 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := NewHub(nil)
-			h.Local("t")
+			h.Open("t", nil)
 			h.Publish("t", frames("t", 1, 3, ""))
 			r := &recorder{take: c.take, fail: c.fail}
 			d, wake := newDirect(r)
@@ -180,12 +180,12 @@ func TestParkRefused(t *testing.T) {
 	if h.Park("remote", d, 2) {
 		t.Error("parked on a remote turn")
 	}
-	h.Local("done")
+	h.Open("done", nil)
 	h.Publish("done", frames("done", 1, 2, toolmark.EventTurnCompleted))
 	if h.Park("done", d, 2) {
 		t.Error("parked on an ended turn")
 	}
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 2, ""))
 	if !h.Park("t", d, 2) {
 		t.Fatal("not parked")
@@ -205,7 +205,7 @@ func TestParkManyFollowers(t *testing.T) {
 	recs := make([][]*recorder, turns)
 	for i := range ids {
 		ids[i] = "t" + string(rune('a'+i))
-		h.Local(ids[i])
+		h.Open(ids[i], nil)
 		h.Publish(ids[i], frames(ids[i], 1, 1, ""))
 		for range perTurn {
 			r := &recorder{}
@@ -282,7 +282,7 @@ func TestParkFollowersOnATrimmedTail(t *testing.T) {
 	results := make(chan string, turns*perTurn)
 	for i := range turns {
 		id := "t" + string(rune('a'+i))
-		h.Local(id)
+		h.Open(id, nil)
 		logs[i] = &storeLog{all: frames(id, 1, last, toolmark.EventTurnCompleted)}
 		logs[i].commit(h, id, 1)
 		for k := range perTurn {

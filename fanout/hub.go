@@ -28,7 +28,11 @@ import (
 type Frame struct {
 	Event toolmark.Event
 	Data  any
-	SSE   []byte
+	// Tag is, for a tool call the runner committed, the tag its markup was
+	// formatted from (toolmark.Draft.Tag): the live view takes it as it is
+	// instead of parsing the markup again.
+	Tag any
+	SSE []byte
 }
 
 // NewFrame builds the frame of a committed event whose typed payload is
@@ -53,10 +57,6 @@ func (f Frame) Payload() (any, error) {
 	return d, nil
 }
 
-// LoadFunc reads the committed events of a turn after a seq from the store,
-// for turns that run on another replica.
-type LoadFunc func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error)
-
 // Hub hands committed events to the followers of turns from memory.
 //
 // For a turn that runs on this replica the runner publishes each batch's
@@ -73,7 +73,7 @@ type Hub struct {
 	mu       sync.Mutex
 	turns    map[string]*hubTurn
 	maxBytes int
-	load     LoadFunc
+	log      Log
 	// tailSize is the usual number of frames of a turn (a moving average of
 	// the finished turns' tails): a new tail is made that large at once,
 	// instead of growing by doubling, which allocated twice its frames.
@@ -106,10 +106,10 @@ type hubTurn struct {
 // DefaultTailBytes bounds the frames a Hub keeps per turn.
 const DefaultTailBytes = 256 << 10
 
-// NewHub returns an empty Hub that reads the events of turns running on
-// other replicas with load (which may be nil when there are none).
-func NewHub(load LoadFunc) *Hub {
-	return &Hub{turns: make(map[string]*hubTurn), maxBytes: DefaultTailBytes, load: load}
+// NewHub returns an empty Hub that reads what its memory does not hold —
+// old cursors, turns running on other replicas, snapshots — from log.
+func NewHub(log Log) *Hub {
+	return &Hub{turns: make(map[string]*hubTurn), maxBytes: DefaultTailBytes, log: log}
 }
 
 func (h *Hub) turn(id string) *hubTurn {
@@ -122,17 +122,22 @@ func (h *Hub) turn(id string) *hubTurn {
 	return t
 }
 
-// Local records that turnID runs on this replica: its frames come from
-// Publish, and notifications about it are ignored.
-func (h *Hub) Local(turnID string) {
+// Open records that turnID runs on this replica from now on, and publishes
+// the frames of it committed already: its frames come from Publish, and
+// notifications about it are ignored. The runner opens a turn when its job
+// starts and closes it when the job ends.
+func (h *Hub) Open(turnID string, committed []Frame) {
 	h.mu.Lock()
-	h.turn(turnID).local = true
+	t := h.turn(turnID)
+	t.local = true
+	h.append(t, committed)
 	h.mu.Unlock()
 }
 
-// Remote records that turnID now runs on another replica (this one handed
-// it over): its followers here are fed from notifications.
-func (h *Hub) Remote(turnID string) {
+// Close records that turnID no longer runs on this replica (its job ended:
+// the turn ended, or another replica continues it): its followers here are
+// fed from the store and notifications.
+func (h *Hub) Close(turnID string) {
 	h.mu.Lock()
 	t := h.turn(turnID)
 	t.local = false
@@ -216,9 +221,9 @@ func (h *Hub) Seed(turnID string, frames []Frame) {
 	}
 }
 
-// Follow registers a follower of turnID; call the returned function when it
-// leaves.
-func (h *Hub) Follow(turnID string) (leave func()) {
+// Join registers a follower of turnID; call the returned function when it
+// leaves. Follow joins for its follower.
+func (h *Hub) Join(turnID string) (leave func()) {
 	h.mu.Lock()
 	h.turn(turnID).followers++
 	h.mu.Unlock()
@@ -304,7 +309,7 @@ func (h *Hub) Poll(turnID string) {
 func (h *Hub) fetch(turnID string) {
 	h.mu.Lock()
 	t := h.turns[turnID]
-	if t == nil || t.loading || h.load == nil || len(t.frames) == 0 {
+	if t == nil || t.loading || h.log == nil || len(t.frames) == 0 {
 		// An empty tail is seeded by the first follower's own read.
 		if t != nil && len(t.frames) == 0 && t.announced > 0 {
 			close(t.wake)
@@ -326,7 +331,7 @@ func (h *Hub) fetch(turnID string) {
 			}
 			h.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			evs, err := h.load(ctx, turnID, after)
+			evs, err := h.log.EventsAfter(ctx, turnID, after, 1000)
 			cancel()
 			frames := make([]Frame, len(evs))
 			for i, e := range evs {

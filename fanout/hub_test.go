@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -34,7 +35,7 @@ func isClosed(c <-chan struct{}) bool {
 
 func TestHubTail(t *testing.T) {
 	h := NewHub(nil)
-	h.Local("t1")
+	h.Open("t1", nil)
 	tail := h.After("t1", 0)
 	if tail.Store || len(tail.Frames) != 0 || isClosed(tail.Wake) {
 		t.Fatalf("new local turn: %+v", tail)
@@ -64,7 +65,7 @@ func TestHubTail(t *testing.T) {
 func TestHubTailBound(t *testing.T) {
 	h := NewHub(nil)
 	h.maxBytes = 1000
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 50, ""))
 	if tail := h.After("t", 0); !tail.Store {
 		t.Errorf("a cursor older than the bounded tail must read the store")
@@ -85,7 +86,7 @@ func TestHubTailBound(t *testing.T) {
 func TestHubTailFramesKept(t *testing.T) {
 	h := NewHub(nil)
 	h.tailSize = 64 // room to grow in place, as a turn's tail usually has
-	h.Local("t")
+	h.Open("t", nil)
 	h.Publish("t", frames("t", 1, 10, ""))
 	held := h.After("t", 0).Frames
 	h.maxBytes = 1 // the next publish trims the tail to its last frame
@@ -105,7 +106,7 @@ func TestHubTailFramesKept(t *testing.T) {
 func TestHubRemote(t *testing.T) {
 	var loads atomic.Int32
 	stored := frames("r", 1, 10, toolmark.EventTurnCompleted)
-	h := NewHub(func(_ context.Context, id string, after int64) ([]toolmark.Event, error) {
+	h := NewHub(eventsFunc(func(_ context.Context, id string, after int64) ([]toolmark.Event, error) {
 		loads.Add(1)
 		var out []toolmark.Event
 		for _, f := range stored {
@@ -114,10 +115,10 @@ func TestHubRemote(t *testing.T) {
 			}
 		}
 		return out, nil
-	})
+	}))
 	var leaves []func()
 	for range 5 {
-		leaves = append(leaves, h.Follow("r"))
+		leaves = append(leaves, h.Join("r"))
 	}
 	if tail := h.After("r", 0); !tail.Store {
 		t.Fatalf("unknown remote turn must be read from the store first: %+v", tail)
@@ -140,7 +141,7 @@ func TestHubRemote(t *testing.T) {
 		t.Errorf("%d store reads for 5 followers and one notification, want 1", n)
 	}
 	h.Notify("r", 6) // nothing new
-	h.Local("x")
+	h.Open("x", nil)
 	h.Notify("x", 9) // local turns ignore notifications
 	if n := loads.Load(); n != 1 {
 		t.Errorf("%d store reads, want still 1", n)
@@ -184,4 +185,15 @@ func TestHubTailMadeOnce(t *testing.T) {
 	if h.tailSize > maxTailSize {
 		t.Errorf("tail size %d over %d", h.tailSize, maxTailSize)
 	}
+}
+
+// eventsFunc is a Log of events alone, without snapshots.
+type eventsFunc func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error)
+
+func (f eventsFunc) EventsAfter(ctx context.Context, turnID string, after int64, _ int) ([]toolmark.Event, error) {
+	return f(ctx, turnID, after)
+}
+
+func (f eventsFunc) Snapshot(context.Context, string) (toolmark.SnapshotData, error) {
+	return toolmark.SnapshotData{}, errors.New("no snapshots here")
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/liveview"
 	"github.com/toolmark/toolmark/markdown"
 )
@@ -74,7 +75,7 @@ func (tv *TurnView) Render(since int64, status string, frames []Frame, catchUp C
 		if err != nil {
 			return nil, liveview.Update{}, err
 		}
-		if err := tv.view.Apply(f.Event, data); err != nil {
+		if err := tv.view.Apply(f.Event, toolmark.Draft{Type: f.Event.Type, Data: data, Tag: f.Tag}); err != nil {
 			return nil, liveview.Update{}, fmt.Errorf("applying event %d: %w", f.Event.Seq, err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/cputime"
+	"github.com/toolmark/toolmark/internal/harness/cputime"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )

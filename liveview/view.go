@@ -143,39 +143,31 @@ func (l *View) ApplyEvent(e toolmark.Event) error {
 	if err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)
 	}
-	return l.Apply(e, data)
+	return l.Apply(e, toolmark.Draft{Type: e.Type, Data: data})
 }
 
-// Apply applies the logged event e whose payload, typed, is data (one of
-// the toolmark.*Data values: what the runner committed, decoded nothing).
+// Apply applies the logged event e whose draft is d: its payload typed (one
+// of the toolmark.*Data values: what the runner committed, decoded nothing)
+// and, for a tool call, the tag its markup was formatted from when the
+// runner had it (the view then parses no markup).
 // Events at or before Seq are skipped, a snapshot included, so several
 // followers may feed the same View. A snapshot after Seq replaces
 // everything.
-func (l *View) Apply(e toolmark.Event, data any) error {
+func (l *View) Apply(e toolmark.Event, d toolmark.Draft) error {
+	data := d.Data
 	if e.Seq > 0 && e.Seq <= l.state.Seq() || e.Type == toolmark.EventSnapshot && e.Seq <= l.state.Seq() && l.state.Seq() > 0 {
 		return nil
 	}
-	if err := l.state.ApplyDecoded(e, data); err != nil {
+	if err := l.state.ApplyCommitted(e, d); err != nil {
 		return err
 	}
 	l.version++
-	switch d := data.(type) {
-	case toolmark.SnapshotData:
-		l.todosAt, l.reasonAt = l.version, l.version
-		l.rebuild()
+	change, known := changes[e.Type]
+	if !known {
+		change = nothing // a type newer than this table: the state decides
+	}
+	if change(l, e, data) {
 		return nil
-	case toolmark.TextDeltaData:
-		if d.Text != "" {
-			l.appendText(d.Text)
-		}
-	case toolmark.ToolCallData:
-		l.callChanged(e.Type, d.ToolCallID)
-	case toolmark.TodoUpdateData:
-		l.todosAt = l.version
-	case toolmark.ReasoningDeltaData:
-		l.reasonAt = l.version
-	case toolmark.TurnEndData:
-		l.tailDirt = true // what was held back shows now
 	}
 	if l.size+l.tailLen != l.state.Len() {
 		// The state changed the content in a way the events do not spell
@@ -184,6 +176,67 @@ func (l *View) Apply(e toolmark.Event, data any) error {
 		l.rebuild()
 	}
 	return nil
+}
+
+// changes maps every event type to what it changes in the view beyond the
+// turn's state, which every type is applied to first; a change that
+// rebuilds the view reports true. A test fails for a type without a row.
+var changes = map[toolmark.EventType]func(l *View, e toolmark.Event, data any) (rebuilt bool){
+	toolmark.EventTurnQueued:      nothing,
+	toolmark.EventTurnStarted:     nothing,
+	toolmark.EventRoundStarted:    nothing,
+	toolmark.EventTextDelta:       (*View).textChanged,
+	toolmark.EventToolCallStarted: (*View).toolCallChanged,
+	toolmark.EventToolCallDelta:   (*View).toolCallChanged,
+	toolmark.EventToolCallRunning: (*View).toolCallChanged,
+	toolmark.EventToolCallSuccess: (*View).toolCallChanged,
+	toolmark.EventToolCallError:   (*View).toolCallChanged,
+	toolmark.EventTodoUpdate:      (*View).todosChanged,
+	toolmark.EventSubagentStatus:  nothing, // shown in the bubble, which every Update reads from the state
+	toolmark.EventSnapshot:        (*View).replaced,
+	toolmark.EventModelRetry:      nothing, // the bubble
+	toolmark.EventUsage:           nothing,
+	toolmark.EventTurnCompleted:   (*View).ended,
+	toolmark.EventTurnFailed:      (*View).ended,
+	toolmark.EventTurnCancelled:   (*View).ended,
+	toolmark.EventReasoningDelta:  (*View).reasoningChanged,
+}
+
+func nothing(*View, toolmark.Event, any) bool { return false }
+
+func (l *View) textChanged(_ toolmark.Event, data any) bool {
+	if d, ok := data.(toolmark.TextDeltaData); ok && d.Text != "" {
+		l.appendText(d.Text)
+	}
+	return false
+}
+
+func (l *View) toolCallChanged(e toolmark.Event, data any) bool {
+	if d, ok := data.(toolmark.ToolCallData); ok {
+		l.callChanged(e.Type, d.ToolCallID)
+	}
+	return false
+}
+
+func (l *View) todosChanged(toolmark.Event, any) bool {
+	l.todosAt = l.version
+	return false
+}
+
+func (l *View) reasoningChanged(toolmark.Event, any) bool {
+	l.reasonAt = l.version
+	return false
+}
+
+func (l *View) replaced(toolmark.Event, any) bool {
+	l.todosAt, l.reasonAt = l.version, l.version
+	l.rebuild()
+	return true
+}
+
+func (l *View) ended(toolmark.Event, any) bool {
+	l.tailDirt = true // what was held back shows now
+	return false
 }
 
 // appendText appends text at the end of the content.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/mdcases"
+	"github.com/toolmark/toolmark/internal/harness/mdcases"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -433,5 +433,19 @@ func TestNoRawMarkers(t *testing.T) {
 	html, _ := v.HTML()
 	if want := "<p>Some <strong>bold words</strong> and <code>a code span</code> and <strong>more</strong>.</p>\n"; html != want {
 		t.Errorf("final html %q, want %q", html, want)
+	}
+}
+
+// TestEveryEventTypeChangesTheView: the live view says what every event type
+// of the table in the root package changes; a new type fails here until it
+// has a row in changes.
+func TestEveryEventTypeChangesTheView(t *testing.T) {
+	for _, typ := range toolmark.EventTypes() {
+		if changes[typ] == nil {
+			t.Errorf("event type %s has no row in the live view's changes", typ)
+		}
+	}
+	if len(changes) != len(toolmark.EventTypes()) {
+		t.Errorf("%d rows for %d event types", len(changes), len(toolmark.EventTypes()))
 	}
 }

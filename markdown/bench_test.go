@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/cputime"
+	"github.com/toolmark/toolmark/internal/harness/cputime"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 

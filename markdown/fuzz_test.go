@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/toolmark/toolmark/internal/mdcases"
+	"github.com/toolmark/toolmark/internal/harness/mdcases"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/toolmark/toolmark/internal/mdcases"
+	"github.com/toolmark/toolmark/internal/harness/mdcases"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/renderer/html"
 )

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,12 +51,15 @@ var next = map[phase][]phase{
 
 // to moves j to phase p and reports whether it could; j.mu is held.
 func (j *job) to(p phase) bool {
-	if !slices.Contains(next[j.phase], p) {
+	if !j.may(p) {
 		return false
 	}
 	j.phase = p
 	return true
 }
+
+// may reports whether j may move to phase p; j.mu is held.
+func (j *job) may(p phase) bool { return slices.Contains(next[j.phase], p) }
 
 // job is one turn on this replica, from Create to its final status. Its
 // state is owned here: the agent's events are applied to it under mu, in
@@ -71,21 +73,20 @@ type job struct {
 	cancelFn context.CancelCauseFunc
 	log      *slog.Logger
 
-	mu          sync.Mutex
-	phase       phase
-	state       *turnstate.State
-	pending     []pendingEvent
-	nextSeq     int64         // seq of the next event
-	lastCommit  int64         // seq of the newest committed event
-	startWrite  bool          // turn_started is pending: the write moves the turn to running
-	resumed     bool          // continuing an answer another replica handed over
-	handOverTTL time.Duration // phaseHandingOver: how long the other replicas have to adopt it
-	ending      *store.Finish // phaseEnding: the turn's end, written with the terminal event
-	err         error         // why emitting fails from now on
-	lastSave    time.Time
-	dirty       bool          // queued in the committer's list
-	done        chan struct{} // closed on phaseEnded
-	endErr      error         // why the job ended without its end written (nil: written)
+	mu         sync.Mutex
+	phase      phase
+	state      *turnstate.State
+	pending    []pendingEvent
+	nextSeq    int64         // seq of the next event
+	lastCommit int64         // seq of the newest committed event
+	startWrite bool          // turn_started is pending: the write moves the turn to running
+	resumed    bool          // continuing an answer another replica handed over
+	ending     *store.Finish // phaseEnding: the turn's end, written with the terminal event
+	err        error         // why emitting fails from now on
+	lastSave   time.Time
+	dirty      bool          // queued in the committer's list
+	done       chan struct{} // closed on phaseEnded
+	endErr     error         // why the job ended without its end written (nil: written)
 }
 
 type pendingEvent struct {
@@ -217,7 +218,14 @@ func (j *job) mergeTextLocked(d toolmark.Draft) bool {
 func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	j.mu.Lock()
 	j.dirty = false
-	if len(j.pending) == 0 && j.handOverTTL == 0 {
+	finish, handOver := (*store.Finish)(nil), time.Duration(0) // handOver: how long the others have to adopt it
+	switch j.phase {
+	case phaseEnding:
+		finish = j.ending
+	case phaseHandingOver:
+		handOver = j.r.cfg.LeaseTTL
+	}
+	if len(j.pending) == 0 && handOver == 0 {
 		j.mu.Unlock()
 		return w, nil, false
 	}
@@ -225,13 +233,13 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	j.pending = nil
 	ch := j.state.TakeChanges()
 	w = store.TurnWrite{TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Started: j.startWrite,
-		ToolCalls: ch.Calls, Finish: j.ending, HandOver: j.handOverTTL}
+		ToolCalls: ch.Calls, Finish: finish, HandOver: handOver}
 	j.startWrite = false
 	if ch.Todos != nil {
 		todos := ch.Todos
 		w.Todos = &todos
 	}
-	if j.ending != nil || j.handOverTTL > 0 || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
+	if finish != nil || handOver > 0 || ch.Milestone || time.Since(j.lastSave) >= saveEvery {
 		content := j.state.Content()
 		w.Content, w.Reasoning = &content, j.state.Reasoning()
 		j.lastSave = time.Now()
@@ -245,6 +253,7 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 		e.TurnID, e.MessageID = j.turn.ID, j.turn.AssistantMessageID
 		w.Events[i] = e
 		frames[i] = fanout.NewFrame(e, p.d.Data) // the same event, for the followers
+		frames[i].Tag = p.d.Tag
 	}
 	return w, frames, true
 }
@@ -408,7 +417,11 @@ func (j *job) finish(runErr error) {
 		j.log.Error("turn failed", "err", runErr)
 	}
 	j.mu.Lock()
-	if j.err != nil && j.ending == nil && !errors.Is(cause, errCancelled) {
+	if !j.may(phaseEnding) {
+		j.mu.Unlock()
+		return // ended already: abandoned, or its lease lost
+	}
+	if j.err != nil && !errors.Is(cause, errCancelled) {
 		j.mu.Unlock()
 		j.end(j.err) // persisting failed: nothing more can be written
 		return
@@ -424,7 +437,7 @@ func (j *job) finish(runErr error) {
 	}
 	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: end})
 	j.ending = &store.Finish{Status: status, Error: errText, Usage: usage}
-	j.to(phaseEnding)
+	j.to(phaseEnding) // may was checked above, under the same lock
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
@@ -448,12 +461,15 @@ func (j *job) finish(runErr error) {
 func (j *job) handOverRunning() {
 	r := j.r
 	j.mu.Lock()
+	if !j.may(phaseHandingOver) {
+		j.mu.Unlock()
+		return // ended already: abandoned, or its lease lost
+	}
 	j.err = nil
 	for _, d := range j.state.CloseOpen(toolcallmarkup.StatusCancelled, errHandedOver.Error()) {
 		_ = j.emitLocked(d)
 	}
-	j.handOverTTL = r.cfg.LeaseTTL
-	j.to(phaseHandingOver)
+	j.to(phaseHandingOver) // may was checked above, under the same lock
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
@@ -464,7 +480,6 @@ func (j *job) handOverRunning() {
 		j.log.Error("handing the turn over", "err", err)
 		return
 	}
-	r.hub.Remote(j.turn.ID)
 	j.log.Info("handed the turn over to another replica", "events", j.committedSeq())
 }
 
@@ -474,15 +489,4 @@ func closeReason(_ toolcallmarkup.Status, errText string) string {
 		return "the turn ended before the tool finished"
 	}
 	return errText
-}
-
-func marshalData(v any) (json.RawMessage, error) {
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding event data: %w", err)
-	}
-	return b, nil
 }

@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,10 +103,7 @@ func New(cfg Config) *Runner {
 		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Hub == nil {
-		db := cfg.Store
-		cfg.Hub = fanout.NewHub(func(ctx context.Context, turnID string, after int64) ([]toolmark.Event, error) {
-			return db.EventsAfter(ctx, turnID, after, 1000)
-		})
+		cfg.Hub = fanout.NewHub(Log(cfg.Store, cfg.Logger))
 	}
 	if cfg.Owner == "" {
 		cfg.Owner = randomOwner()
@@ -256,17 +254,21 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	if res.Err != nil || !created {
 		return t, res.Err
 	}
-	r.hub.Local(t.ID)
-	r.hub.Publish(t.ID, []fanout.Frame{fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
-		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position})})
-	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil)
+	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil, fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
+		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position}))
 	return t, nil
 }
 
 // enqueue registers a turn whose lease this replica holds and starts its
 // job. seq is the seq of the turn's last logged event (0: read from the
-// turn); state, when not nil, is the answer so far of a turn to continue.
-func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, state *turnstate.State) {
+// turn); state, when not nil, is the answer so far of a turn to continue;
+// committed are frames of the turn committed already, published before the
+// job runs.
+//
+// The job's life opens the turn's entry in the hub (Hub.Open) and its end
+// closes it (forget): the runner's jobs and the hub's local turns are one
+// registry, kept in step here and nowhere else.
+func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, state *turnstate.State, committed ...fanout.Frame) {
 	if seq <= 0 {
 		seq = t.LastSeq
 	}
@@ -282,8 +284,8 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	r.jobs[t.ID] = j
 	r.queued++
 	r.wg.Add(1)
+	r.hub.Open(t.ID, committed)
 	r.mu.Unlock()
-	r.hub.Local(t.ID)
 	r.cfg.Metrics.QueueChanged(1)
 	go j.run()
 }
@@ -295,11 +297,11 @@ func (r *Runner) forget(j *job, queued bool) {
 	}
 	r.mu.Lock()
 	delete(r.jobs, j.turn.ID)
-	r.mu.Unlock()
 	// Whoever ends the turn from now on — this job did, or a sweep will
 	// for a job that could not — its followers here learn of it from the
 	// store and notifications like those of any turn run elsewhere.
-	r.hub.Remote(j.turn.ID)
+	r.hub.Close(j.turn.ID)
+	r.mu.Unlock()
 	r.wg.Done()
 }
 
@@ -342,26 +344,20 @@ func (r *Runner) cancelLocal(turnID string) bool {
 }
 
 // Wait blocks until turnID is final or ctx is done, and returns the turn as
-// it then is.
+// it then is. It follows the turn as every stream does (fanout.Hub.Follow).
 func (r *Runner) Wait(ctx context.Context, turnID string) (toolmark.Turn, error) {
-	leave := r.hub.Follow(turnID)
-	defer leave()
-	for {
-		t, err := r.cfg.Store.TurnByID(ctx, turnID)
-		if err != nil || t.Status.Final() {
-			return t, err
-		}
-		tail := r.hub.After(turnID, t.LastSeq)
-		if len(tail.Frames) > 0 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return t, ctx.Err()
-		case <-tail.Wake:
-		case <-time.After(r.cfg.LeaseTTL):
-		}
+	t, err := r.cfg.Store.TurnByID(ctx, turnID)
+	if err != nil || t.Status.Final() {
+		return t, err
 	}
+	err = r.hub.Follow(ctx, t, t.LastSeq, fanout.Follower{
+		Frames:    func([]fanout.Frame) error { return nil },
+		Heartbeat: r.cfg.LeaseTTL,
+	})
+	if err != nil {
+		return t, err
+	}
+	return r.cfg.Store.TurnByID(ctx, turnID)
 }
 
 // Drain stops accepting turns: Create answers ErrShuttingDown and this
@@ -460,3 +456,15 @@ func randomOwner() string {
 
 // statusText writes the status line of the tags the runner closes itself.
 var statusText = statustext.Text
+
+// marshalData encodes an event's payload (a json.RawMessage as it is).
+func marshalData(v any) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding event data: %w", err)
+	}
+	return b, nil
+}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	fp "github.com/toolmark/toolmark/internal/fakeprovider"
+	fp "github.com/toolmark/toolmark/internal/harness/fakeprovider"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/toolcallmarkup"

@@ -136,7 +136,7 @@ func (db *DB) checkWrite(w TurnWrite) error {
 		return toolmark.Errorf(toolmark.EINVALID, "a write needs events")
 	}
 	for _, e := range w.Events {
-		if _, ok := eventTypeCodes[e.Type]; !ok {
+		if _, ok := e.Type.Code(); !ok {
 			return toolmark.Errorf(toolmark.EINVALID, "unknown event type %q", toolcallmarkup.Shorten(string(e.Type), 40))
 		}
 		if e.Seq < 1 || e.Seq > math.MaxInt32 {

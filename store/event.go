@@ -25,7 +25,7 @@ const ChannelReplicas = "toolmark_replicas"
 // ErrCursorPruned is returned by EventsAfter when events after the cursor
 // were pruned from the log; the caller sends a snapshot instead. It is an
 // ECONFLICT *toolmark.Error; test for it with errors.Is.
-var ErrCursorPruned = &toolmark.Error{Code: toolmark.ECONFLICT, Message: "events after the cursor are no longer in the log"}
+var ErrCursorPruned = toolmark.ErrCursorPruned
 
 // maxEventsPerRead caps the limit of EventsAfter.
 const maxEventsPerRead = 10000

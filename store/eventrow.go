@@ -47,7 +47,8 @@ func storedForm(e toolmark.Event) (int16, []byte) {
 			return textAlone, s
 		}
 	}
-	return eventTypeCodes[e.Type], d
+	code, _ := e.Type.Code()
+	return code, d
 }
 
 // isJSONString reports whether s, a part of valid JSON, is one JSON string

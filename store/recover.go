@@ -218,3 +218,30 @@ func (db *DB) Adopt(ctx context.Context, owner string, ttl time.Duration, limit 
 	}
 	return out, nil
 }
+
+// TurnLog reads a turn as its log left it, in one read-only transaction
+// that sees one commit: the stored snapshot of its message (content and
+// seq, with the turn's status), its tool-call rows and todos, and the
+// events after the snapshot's seq. Replayed, they give the turn as of its
+// newest event (LastSeq), whatever commits land meanwhile.
+func (db *DB) TurnLog(ctx context.Context, turnID string) (LockedTurn, error) {
+	if !validID(turnID) {
+		return LockedTurn{}, notFound("turn")
+	}
+	var lt LockedTurn
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var msgID string
+		var status toolmark.TurnStatus
+		if err := tx.QueryRow(ctx, `select assistant_message_id, status from turns where id = $1`, turnID).Scan(&msgID, &status); err != nil {
+			return err
+		}
+		var err error
+		lt, err = db.lockedTurn(ctx, tx, turnID, msgID, false)
+		lt.Snapshot.Status = status
+		return err
+	})
+	if err != nil {
+		return LockedTurn{}, dbErr("reading a turn's log", "turn", err)
+	}
+	return lt, nil
+}

@@ -10,19 +10,34 @@ import (
 	"github.com/toolmark/toolmark/client"
 )
 
-// longAnswer is about 40 KB of mixed markdown.
-func longAnswer() string {
-	part := "## A section\n\n" + strings.Repeat("This sentence is part of a long answer, with **bold** and `code`. ", 6) + "\n\n" +
-		"- a first point\n- a second point with a [link](https://example.com)\n- a third point\n\n" +
-		"```go\nfmt.Println(\"hello\", i)\nfmt.Println(\"hello\", i)\n```\n\n"
-	return strings.Repeat(part, 40000/len(part)+1)
+// longAnswer is about 40 KB of markdown of a shape: mixed (sections,
+// lists, code), one paragraph, or one code block — the shapes of the
+// demo's padding (TOOLMARK_TUI_PERF in e2e measures them end to end).
+func longAnswer(shape string) string {
+	var part, head string
+	switch shape {
+	case "paragraph":
+		head, part = "The answer.\n\n", "This sentence pads the demo answer to the length the load test asked for. "
+	case "code":
+		head, part = "The answer.\n\n```go\n", "\tfmt.Println(\"this line pads the demo answer\", i) // to the length asked for\n"
+	default:
+		part = "## A section\n\n" + strings.Repeat("This sentence is part of a long answer, with **bold** and `code`. ", 6) + "\n\n" +
+			"- a first point\n- a second point with a [link](https://example.com)\n- a third point\n\n" +
+			"```go\nfmt.Println(\"hello\", i)\nfmt.Println(\"hello\", i)\n```\n\n"
+	}
+	return head + strings.Repeat(part, 40000/len(part)+1)
 }
 
 // BenchmarkLongAnswer streams a 40 KB answer in chunks of 12 bytes into
 // the chat, drawing it once per frame's worth of chunks (about 3 chunks at
 // 10 ms a chunk and 30 frames a second), as the client does.
 func BenchmarkLongAnswer(b *testing.B) {
-	answer := longAnswer()
+	for _, shape := range []string{"mixed", "paragraph", "code"} {
+		b.Run(shape, func(b *testing.B) { benchmarkLongAnswer(b, longAnswer(shape)) })
+	}
+}
+
+func benchmarkLongAnswer(b *testing.B, answer string) {
 	var evs []client.Event
 	seq := int64(0)
 	add := func(t toolmark.EventType, data any) {

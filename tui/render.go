@@ -57,8 +57,10 @@ type renderer struct {
 	// prefix of the run, and their rendering; a draw renders only what
 	// follows.
 	done struct{ src, out string }
-	// live is the trailing block's last source and rendering.
-	live struct{ src, out string }
+	// live is the trailing block's last source and rendering, frozen
+	// the lines of it no more text can change (live.go).
+	live   struct{ src, out string }
+	frozen liveLines
 }
 
 func newRenderer(width int, style string) *renderer {
@@ -98,16 +100,6 @@ func (r *renderer) markdown(text string, live bool) string {
 		return r.done.out
 	}
 	return joinRendered(r.done.out, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
-}
-
-// liveBlock renders the trailing block of a streaming answer. It keeps its
-// last rendering only, not in the cache: the block grows at every draw,
-// and each of its versions would stay there.
-func (r *renderer) liveBlock(text string) string {
-	if text != r.live.src {
-		r.live.src, r.live.out = text, r.render(plainOpenFence(text))
-	}
-	return r.live.out
 }
 
 // joinRendered joins two rendered pieces with a blank line.

@@ -258,10 +258,17 @@ func (s *State) skips(e toolmark.Event) bool {
 // decoded already (toolmark.DecodeData), so a client that needs the typed
 // payload too decodes it once.
 func (s *State) ApplyDecoded(e toolmark.Event, data any) error {
+	return s.ApplyCommitted(e, toolmark.Draft{Type: e.Type, Data: data})
+}
+
+// ApplyCommitted is ApplyEvent for a logged event whose draft the caller
+// holds: its typed payload and, for a tool call, the tag its markup was
+// formatted from (Draft.Tag), which is then taken as it is, not parsed.
+func (s *State) ApplyCommitted(e toolmark.Event, d toolmark.Draft) error {
 	if s.skips(e) {
 		return nil
 	}
-	if err := s.Apply(toolmark.Draft{Type: e.Type, Data: data}, e.Time); err != nil {
+	if err := s.Apply(d, e.Time); err != nil {
 		return fmt.Errorf("event %d: %w", e.Seq, err)
 	}
 	if e.Type != toolmark.EventSnapshot && e.Seq > s.seq {

@@ -1,5 +1,5 @@
 // Command toolmark-faults runs toolmark's fault-injection suite (package
-// internal/faults) against `toolmark serve` processes and prints a progress
+// internal/harness/faults) against `toolmark serve` processes and prints a progress
 // line per step, then a table of the criteria and figures. It exits with
 // status 1 when a criterion fails and 2 when the suite cannot run.
 //
@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/faults"
+	"github.com/toolmark/toolmark/internal/harness/faults"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/faults"
+	"github.com/toolmark/toolmark/internal/harness/faults"
 )
 
 func TestPresetConfig(t *testing.T) {

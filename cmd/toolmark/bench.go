@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 )
 
 const benchUsage = `toolmark bench — the load tool.

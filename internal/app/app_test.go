@@ -11,8 +11,8 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/app"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

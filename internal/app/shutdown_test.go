@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 func postJSON(t *testing.T, url string, body any, out any) {

@@ -29,7 +29,7 @@ func AppendEvent(dst []byte, e toolmark.Event) (frame []byte, start, end int) {
 	dst = append(dst, "id: "...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, "\nevent: "...)
-	dst = append(dst, e.Type...)
+	dst = append(dst, Name(e.Type)...)
 	dst = append(dst, "\ndata: {\"seq\":"...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"turnId":`...)
@@ -50,6 +50,40 @@ func AppendEvent(dst []byte, e toolmark.Event) (frame []byte, start, end int) {
 	end = len(dst)
 	dst = append(dst, "}\n\n"...)
 	return dst, start, end
+}
+
+// names maps every event type to the name its frames carry in toolmark's
+// own stream (the SSE "event:" field): each type is written, under its own
+// name. A test fails for a type without a row, so a new type is a decision
+// of this protocol too.
+var names = map[toolmark.EventType]string{
+	toolmark.EventTurnQueued:      "turn_queued",
+	toolmark.EventTurnStarted:     "turn_started",
+	toolmark.EventRoundStarted:    "round_started",
+	toolmark.EventTextDelta:       "text_delta",
+	toolmark.EventToolCallStarted: "tool_call_started",
+	toolmark.EventToolCallDelta:   "tool_call_delta",
+	toolmark.EventToolCallRunning: "tool_call_running",
+	toolmark.EventToolCallSuccess: "tool_call_success",
+	toolmark.EventToolCallError:   "tool_call_error",
+	toolmark.EventTodoUpdate:      "todo_update",
+	toolmark.EventSubagentStatus:  "subagent_status",
+	toolmark.EventSnapshot:        "snapshot",
+	toolmark.EventModelRetry:      "model_retry",
+	toolmark.EventUsage:           "usage",
+	toolmark.EventTurnCompleted:   "turn_completed",
+	toolmark.EventTurnFailed:      "turn_failed",
+	toolmark.EventTurnCancelled:   "turn_cancelled",
+}
+
+// Name returns the SSE event name of type t: its row in names, or t itself
+// for a type this version does not know (a newer replica's), which clients
+// skip.
+func Name(t toolmark.EventType) string {
+	if n, ok := names[t]; ok {
+		return n
+	}
+	return string(t)
 }
 
 // EventSize is the length of e's frame when its ids need no escaping (the

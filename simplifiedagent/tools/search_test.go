@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 )
 

@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark/internal/embeddedpg"
-	"github.com/toolmark/toolmark/internal/pgadmin"
+	"github.com/toolmark/toolmark/internal/harness/pgadmin"
 	"github.com/toolmark/toolmark/store"
 )
 

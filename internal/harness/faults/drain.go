@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 )
 
 // drainFollower is a follower of the drain scenario and where it started.

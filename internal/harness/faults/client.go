@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 )
 
 // user is a client of the API: a token on the cluster's transport.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolmark/toolmark/internal/bench"
-	"github.com/toolmark/toolmark/internal/pgtest"
-	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/internal/harness/bench"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }

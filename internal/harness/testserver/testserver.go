@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark/internal/app"
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 	"github.com/toolmark/toolmark/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolmark/toolmark/internal/pgadmin"
-	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/internal/harness/pgadmin"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 )
 
 func TestRandomName(t *testing.T) {

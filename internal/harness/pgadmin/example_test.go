@@ -3,7 +3,7 @@ package pgadmin_test
 import (
 	"fmt"
 
-	"github.com/toolmark/toolmark/internal/pgadmin"
+	"github.com/toolmark/toolmark/internal/harness/pgadmin"
 )
 
 func ExampleWithDatabase() {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 )
 
 func ExampleSummarize() {

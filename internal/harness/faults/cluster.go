@@ -17,9 +17,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolmark/toolmark/internal/app"
-	"github.com/toolmark/toolmark/internal/bench"
 	"github.com/toolmark/toolmark/internal/embeddedpg"
-	"github.com/toolmark/toolmark/internal/pgadmin"
+	"github.com/toolmark/toolmark/internal/harness/bench"
+	"github.com/toolmark/toolmark/internal/harness/pgadmin"
 )
 
 // cluster is the PostgreSQL server and the toolmark replicas of a run.

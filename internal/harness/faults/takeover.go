@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 	"github.com/toolmark/toolmark/runner"
 )
 

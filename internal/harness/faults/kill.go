@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/internal/bench"
+	"github.com/toolmark/toolmark/internal/harness/bench"
 )
 
 // quickStop is the grace every replica gets unless a scenario measures its
