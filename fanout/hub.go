@@ -232,6 +232,20 @@ func (h *Hub) Follow(turnID string) (leave func()) {
 	}
 }
 
+// Followed returns the turns running on other replicas that followers of
+// this replica follow: what a replica that hears no notification polls.
+func (h *Hub) Followed() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ids []string
+	for id, t := range h.turns {
+		if !t.local && !t.final && t.followers > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // Tail is the answer of After.
 type Tail struct {
 	Frames []Frame         // the frames after the cursor (not to be modified)

@@ -1,0 +1,9 @@
+-- Replicas that reach the database only through a pooler in transaction
+-- mode have no session to hold a liveness lock on (see store/lease.go):
+-- they show they are alive with a row here, renewed in the table while they
+-- run and deleted when they stop. A replica whose row expired is gone, as
+-- one whose liveness lock is free.
+create table replica_leases (
+    owner      text primary key,
+    expires_at timestamptz not null
+) with (fillfactor = 50);
