@@ -324,6 +324,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	defer conn.Release()
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		// tern's own lock comes after its first statement, which creates
+		// its table: two replicas would deadlock there in their
+		// transactions. This lock comes first.
+		if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtext('toolmark migrations'))`); err != nil {
+			return fmt.Errorf("migrating: %w", err)
+		}
 		return db.migrate(ctx, tx.Conn(), true)
 	})
 }

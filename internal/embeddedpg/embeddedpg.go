@@ -143,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	cred, err := credential()
+	cred, err := Credential()
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded postgres: %w", err)
 	}
@@ -174,9 +174,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return nil, lastErr
 }
 
-// credential returns the user to run PostgreSQL as, or nil to run as the
-// current user.
-func credential() (*syscall.Credential, error) {
+// Credential returns the user to run PostgreSQL (or another server that
+// refuses root, such as PgBouncer) as: nil to run as the current user, an
+// unprivileged one when that is root.
+func Credential() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
