@@ -20,7 +20,7 @@ import (
 // Without a session (store.DB.Sessions: the database URL is pooled and no
 // direct URL was given) a replica has no liveness lock and hears no
 // notification. It renews a replica lease with each look instead, takes
-// over a dead replica's turns once their leases expire, and polls
+// over a dead replica's turns once its replica lease expired, and polls
 // (store.DB.Poll) the turns its followers follow and the cancel requests
 // of its own turns at each look while any is active.
 
@@ -30,9 +30,8 @@ const idleCheckEvery = 5 * time.Second
 
 // checkEvery is how long to wait before the next look: SweepInterval
 // while turns are active; otherwise idleCheckEvery, or, without a
-// session, a fifth of the lease time (the replica lease renewed well
-// before it runs out, and a turn started elsewhere seen soon enough to be
-// taken over within about the lease time).
+// session, a fifth of the lease time (the replica lease renewed before it
+// runs out, see replicaLeaseTTL).
 func (r *Runner) checkEvery(busy bool) time.Duration {
 	switch {
 	case busy:
@@ -42,6 +41,12 @@ func (r *Runner) checkEvery(busy bool) time.Duration {
 	}
 	return idleCheckEvery
 }
+
+// replicaLeaseTTL is the time a replica without a session is taken for
+// alive after its last look: a third of the lease time, renewed at every
+// look (a fifth of the lease time apart at most), so that the turns of a
+// replica that died are taken over a third of the lease time after.
+func (r *Runner) replicaLeaseTTL() time.Duration { return r.cfg.LeaseTTL / 3 }
 
 // check looks at the database once, turns the commits' notifications on
 // while another replica is alive (and off while this one is alone: nobody
@@ -57,7 +62,7 @@ func (r *Runner) checkEvery(busy bool) time.Duration {
 func (r *Runner) check(ctx context.Context) (busy bool) {
 	var ttl time.Duration
 	if !r.cfg.Store.Sessions() {
-		ttl = r.cfg.LeaseTTL
+		ttl = r.replicaLeaseTTL()
 	}
 	byLiveness := r.cfg.Store.LivenessHeldFor() >= LivenessTrustAfter
 	c, err := r.cfg.Store.TakeCensus(ctx, time.Now(), r.cfg.Owner, byLiveness, r.running(), ttl)
@@ -74,16 +79,18 @@ func (r *Runner) check(ctx context.Context) (busy bool) {
 			r.log.Error("sweeping turns of stopped servers", "err", err)
 		}
 	}
-	if !r.cfg.Store.Sessions() && (c.Active > 0 || c.Orphans) {
-		r.poll(ctx)
+	busy = c.Active > 0 || c.Orphans
+	if !r.cfg.Store.Sessions() && r.poll(ctx) {
+		busy = true // until the followers here have the ends of their turns
 	}
-	return c.Active > 0 || c.Orphans
+	return busy
 }
 
 // poll stands in for the notifications a replica without a session does
 // not hear: the new events of the turns its followers follow, and the
-// cancel requests of the turns it runs.
-func (r *Runner) poll(ctx context.Context) {
+// cancel requests of the turns it runs. It reports whether there was
+// anything to poll.
+func (r *Runner) poll(ctx context.Context) bool {
 	ids := r.hub.Followed()
 	r.mu.Lock()
 	for id := range r.jobs {
@@ -91,14 +98,14 @@ func (r *Runner) poll(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	if len(ids) == 0 {
-		return
+		return false
 	}
 	got, err := r.cfg.Store.Poll(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("polling turns", "err", err)
 		}
-		return
+		return true
 	}
 	for id, p := range got {
 		r.hub.Notify(id, p.LastSeq)
@@ -106,6 +113,7 @@ func (r *Runner) poll(ctx context.Context) {
 			r.cancelLocal(id)
 		}
 	}
+	return true
 }
 
 // remoteNote reports whether a notification is about another replica's

@@ -68,6 +68,11 @@ type Config struct {
 	ModelName     string        // reported in turn_started
 }
 
+// DefaultLeaseTTL is a turn's lease time by default: without a session
+// (store.DB.Sessions), the time within which a dead replica's turns are
+// taken over.
+const DefaultLeaseTTL = 15 * time.Second
+
 // DefaultMaxTurns is how many turns run at once by default. A turn mostly
 // waits on its model, so hundreds fit one small server.
 const DefaultMaxTurns = 512
@@ -114,7 +119,7 @@ func New(cfg Config) *Runner {
 		cfg.MaxTurns = DefaultMaxTurns
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 15 * time.Second
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = 250 * time.Millisecond
