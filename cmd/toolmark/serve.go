@@ -25,7 +25,7 @@ import (
 // dbFlags are the flags of every command that opens the database.
 type dbFlags struct {
 	url, directURL, dataDir, logLevel string
-	logJSON                bool
+	logJSON                           bool
 }
 
 func (f *dbFlags) register(fs *flag.FlagSet) {

@@ -46,22 +46,22 @@ type ModelConfig struct {
 
 // Config configures an App. Zero values take sensible defaults.
 type Config struct {
-	DatabaseURL string    // "" starts an embedded PostgreSQL in DataDir
+	DatabaseURL string // "" starts an embedded PostgreSQL in DataDir
 	// DatabaseDirectURL is a direct (session) connection to the database
 	// of DatabaseURL, when that one may go through a pooler in
 	// transaction mode: LISTEN, liveness locks and migrations use it.
 	DatabaseDirectURL string
-	DB          *store.DB // an open, migrated store to use instead (tests)
-	DataDir     string    // the embedded server's data directory
-	Auth        string    // api.AuthLocal or api.AuthToken
-	Model       ModelConfig
-	SearxNGURL  string         // enables web_search
-	FetchAllow  []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
-	MaxTurns    int
-	LeaseTTL    time.Duration
-	Retention   time.Duration
-	MaxMessage  int           // longest user message in bytes
-	Heartbeat   time.Duration // SSE keep-alive interval
+	DB                *store.DB // an open, migrated store to use instead (tests)
+	DataDir           string    // the embedded server's data directory
+	Auth              string    // api.AuthLocal or api.AuthToken
+	Model             ModelConfig
+	SearxNGURL        string         // enables web_search
+	FetchAllow        []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
+	MaxTurns          int
+	LeaseTTL          time.Duration
+	Retention         time.Duration
+	MaxMessage        int           // longest user message in bytes
+	Heartbeat         time.Duration // SSE keep-alive interval
 	// StreamWriteTimeout closes a stream whose client took no bytes for
 	// that long [60s] (api.Config.StreamWriteTimeout).
 	StreamWriteTimeout time.Duration
