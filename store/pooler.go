@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -68,14 +69,40 @@ func (db *DB) DirectGiven() bool { return db.directURL != "" }
 
 // detectPooler reports whether cfg reaches PostgreSQL through a pooler in
 // transaction mode, without asking the pooler (SHOW pool_mode needs its
-// admin console): a session-level setting made on one client connection
-// is seen from another, or a client connection's backend changes while
-// the other holds a transaction. Through a direct connection neither can
-// happen. A pooler that hands out the connection freed last (PgBouncer's
-// default) shows both at once.
+// admin console). PgBouncer refuses a start-up setting it does not know
+// (which PostgreSQL takes): that settles it. Otherwise probe says.
 func detectPooler(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
 	cfg = cfg.Copy()
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	probe := cfg.Copy()
+	probe.RuntimeParams["enable_seqscan"] = "on"
+	c, err := pgx.ConnectConfig(ctx, probe)
+	if err == nil {
+		c.Close(context.Background())
+	} else if strings.Contains(err.Error(), "unsupported startup parameter") {
+		return true, nil
+	}
+	for range probeRounds {
+		pooled, err := probePooler(ctx, cfg)
+		if err != nil || pooled {
+			return pooled, err
+		}
+	}
+	return false, nil
+}
+
+// probeRounds is how many times probePooler looks: a pooler busy with
+// other clients may hand the probe's connections around so that one look
+// sees nothing.
+const probeRounds = 3
+
+// probePooler reports whether a session-level setting made on one client
+// connection is seen from another, or a client connection's backend
+// changes while the other holds a transaction. Through a direct
+// connection neither can happen. A pooler that hands out the connection
+// freed last (PgBouncer's default) shows both at once, unless another
+// client took that connection in between.
+func probePooler(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
 	a, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return false, err

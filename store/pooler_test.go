@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pgadmin"
+	"github.com/toolmark/toolmark/internal/pgbouncer"
 	"github.com/toolmark/toolmark/internal/pgtest"
 	"github.com/toolmark/toolmark/store"
 )
@@ -38,6 +40,40 @@ func TestPoolerDetected(t *testing.T) {
 				t.Errorf("ListenAs: %v; want an error only without a session", err)
 			}
 		})
+	}
+}
+
+// TestPoolerProbed: a pooler that takes any start-up setting (PgBouncer
+// told to ignore toolmark's) is found by the probe of sessions.
+func TestPoolerProbed(t *testing.T) {
+	direct := pgtest.URL(t)
+	pb, err := pgbouncer.Start(t.Context(), pgbouncer.Config{Server: direct, Ignore: []string{"enable_seqscan", "plan_cache_mode"}})
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(pb.Stop)
+	pooled, err := pb.Pooled(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other clients keep the pooler busy meanwhile.
+	busy := pgtest.Open(t, pooled, store.WithPooler(store.PoolerTransaction))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for range 4 {
+		go func() {
+			for ctx.Err() == nil {
+				_, _ = busy.Pool().Exec(ctx, "select pg_sleep(0.001)")
+			}
+		}()
+	}
+	for i := range 5 {
+		if db := pgtest.Open(t, pooled); !db.Pooled() {
+			t.Fatalf("open %d: the pooler was not found", i)
+		}
 	}
 }
 

@@ -39,6 +39,10 @@ type Config struct {
 	// Dir holds the configuration; "" makes a temporary directory,
 	// removed by Stop.
 	Dir string
+	// Ignore lists start-up parameters PgBouncer takes and ignores (as
+	// ignore_startup_parameters), besides extra_float_digits: a pooler
+	// that refuses none.
+	Ignore []string
 }
 
 // Server is a running PgBouncer.
@@ -97,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ini := filepath.Join(s.dir, "pgbouncer.ini")
-	if err := os.WriteFile(ini, []byte(config(u, s.port, cfg.PoolSize)), 0o644); err != nil {
+	if err := os.WriteFile(ini, []byte(config(u, s.port, cfg.PoolSize, cfg.Ignore)), 0o644); err != nil {
 		return nil, err
 	}
 	cred, err := embeddedpg.Credential()
@@ -127,7 +131,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 // the server (the "*" entry) as the server URL's user, in transaction
 // mode, on 127.0.0.1:port only. auth_type any accepts any client user, as
 // the servers of the tests accept any with trust.
-func config(u *url.URL, port, poolSize int) string {
+func config(u *url.URL, port, poolSize int, ignore []string) string {
 	host, pgPort := u.Hostname(), u.Port()
 	if host == "" {
 		host = "127.0.0.1"
@@ -155,8 +159,8 @@ default_pool_size = %d
 max_client_conn = 2000
 server_lifetime = 3600
 server_idle_timeout = 600
-ignore_startup_parameters = extra_float_digits
-`, db, port, poolSize)
+ignore_startup_parameters = %s
+`, db, port, poolSize, strings.Join(append([]string{"extra_float_digits"}, ignore...), ","))
 }
 
 // Port returns the port PgBouncer listens on.
