@@ -39,8 +39,8 @@ type Report struct {
 	Server        string `json:"server"`
 	StartedServer bool   `json:"startedServer"` // the bench started the server
 	Model         string `json:"model"`
-	Demo          *Demo  `json:"demo,omitempty"`    // knobs of a started server
-	History       int    `json:"history,omitempty"` // finished turns the database held before the runs (Config.History)
+	Demo          *Demo  `json:"demo,omitempty"`     // knobs of a started server
+	History       int    `json:"history,omitempty"`  // finished turns the database held before the runs (Config.History)
 	Replicas      int    `json:"replicas,omitempty"` // started servers on one PostgreSQL (Config.Replicas)
 	Pooler        string `json:"pooler,omitempty"`   // Config.Pooler
 	Question      string `json:"question"`
