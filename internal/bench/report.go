@@ -326,6 +326,17 @@ func (r *Report) Problems() []string {
 	return p
 }
 
+// poolerText says how the started servers reached PostgreSQL.
+func poolerText(p string) string {
+	switch p {
+	case PoolerOnly:
+		return "through PgBouncer (transaction mode), no direct URL"
+	case PoolerWithDirect:
+		return "through PgBouncer (transaction mode) with DATABASE_DIRECT_URL"
+	}
+	return "directly"
+}
+
 // WriteText writes the report for a person.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -341,6 +352,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
+	if r.Replicas > 1 || r.Pooler != "" {
+		line("replicas", "%d on one PostgreSQL, followers on other replicas than their turn's; %s", r.Replicas, poolerText(r.Pooler))
+	}
 	inFlight := "in flight on average"
 	if r.Arrivals == ArrivalsPoisson {
 		inFlight = "in flight while turns arrived"
