@@ -231,7 +231,7 @@ func (s *Server) followFrames(ctx context.Context, t toolmark.Turn, after int64,
 			if err := idle(); err != nil {
 				return err
 			}
-			hub.Poll(t.ID) // a notification may have been lost
+			hub.PollIdle(t.ID) // a notification may have been lost
 		}
 	}
 }
