@@ -36,9 +36,12 @@ const (
 // per connection with the unnamed statement, then parsed, bound and run in
 // one round trip each time, all before the next Sync, so no statement
 // outlives the transaction that the pooler gave a server connection to.
-// Of the modes that need no prepared statement, it cost the least per turn
-// (docs/performance.md, "Behind a pooler"): binary results like the named
-// statements of the direct path, and no second round trip.
+// It is the one of pgx's modes that works for the store through
+// PgBouncer 1.18 (docs/storage.md): Exec and SimpleProtocol cannot encode
+// its array parameters without their types, DescribeExec binds the
+// unnamed statement it described on a server connection the pooler may
+// have handed to another client since, and the named statements of the
+// default mode collide.
 const pooledExecMode = pgx.QueryExecModeCacheDescribe
 
 // WithPooler says how the URL reaches PostgreSQL instead of finding out.
