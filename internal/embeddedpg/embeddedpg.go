@@ -158,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		port := cfg.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = FreePort(); err != nil {
 				return nil, fmt.Errorf("starting embedded postgres: %w", err)
 			}
 		}
@@ -302,7 +302,9 @@ func removeStalePID(dataDir string) error {
 	return nil
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call,
+// for a server started on it next (PostgreSQL here, PgBouncer in tests).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

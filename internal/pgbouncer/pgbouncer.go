@@ -97,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.Chmod(s.dir, 0o755); err != nil {
 		return nil, err
 	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = embeddedpg.FreePort(); err != nil {
 		return nil, err
 	}
 	ini := filepath.Join(s.dir, "pgbouncer.ini")
@@ -225,13 +225,4 @@ func (s *Server) waitReady(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
