@@ -123,7 +123,7 @@ type benchFlags struct {
 // bindBenchFlags defines toolmark bench's flags on fs.
 func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	f := &benchFlags{}
-	fs.StringVar(&f.server, "server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); empty: start one")
+	fs.StringVar(&f.server, "server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); several, comma-separated, are replicas: turn k goes to the k-th mod N, its followers to the others; empty: start one")
 	fs.StringVar(&f.token, "token", os.Getenv("TOOLMARK_TOKEN"), "API token for --auth token servers")
 	fs.StringVar(&f.dbURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of the started server and of the PostgreSQL figures (env DATABASE_URL); empty: an embedded one")
 	fs.IntVar(&f.turns, "turns", 100, "turns to run in all")

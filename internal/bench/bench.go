@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/toolmark/toolmark/client"
@@ -27,8 +28,10 @@ const DefaultStatsSettle = 11 * time.Second
 
 // Config configures a Bench. Zero values take the defaults given.
 type Config struct {
-	// Server is the URL of a running server to measure. Empty: the bench
-	// starts its own servers with Command.
+	// Server is the URL of a running server to measure; several URLs,
+	// comma-separated, are replicas of one deployment, measured as the
+	// bench's own replicas are (see replicas.go). Empty: the bench starts
+	// its own servers with Command.
 	Server string
 	// Token is an API token, for a server in token auth mode.
 	Token string
@@ -169,14 +172,20 @@ func (b *Bench) Close() error {
 type target struct {
 	url    string
 	server *Server // nil for a server the bench did not start
-	// peers are the other replicas the bench started (Config.Replicas).
-	peers []*Server
+	// peers are the other replicas the bench started (Config.Replicas);
+	// peerURLs the other replicas' URLs, started or given (Config.Server).
+	peers    []*Server
+	peerURLs []string
 }
 
 // startTarget starts a fresh server, or names the given one.
 func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 	if b.cfg.Server != "" {
-		return &target{url: b.cfg.Server}, nil
+		urls := strings.Split(b.cfg.Server, ",")
+		for i, u := range urls {
+			urls[i] = strings.TrimRight(strings.TrimSpace(u), "/")
+		}
+		return &target{url: urls[0], peerURLs: urls[1:]}, nil
 	}
 	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes, demo.AnswerShape))
 	dbURL, env, err := b.serverDB()
@@ -196,7 +205,7 @@ func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 		if i == 0 {
 			t.url, t.server = s.URL, s
 		} else {
-			t.peers = append(t.peers, s)
+			t.peers, t.peerURLs = append(t.peers, s), append(t.peerURLs, s.URL)
 		}
 	}
 	if b.cfg.History > 0 && !b.history {
@@ -237,12 +246,12 @@ type session struct {
 func (b *Bench) session(t *target) *session {
 	hc := newHTTPClient()
 	s := b.sessionOn(t.url, hc)
-	if len(t.peers) == 0 {
+	if len(t.peerURLs) == 0 {
 		return s
 	}
 	s.ring = []*session{s}
-	for i, p := range t.peers {
-		ps := b.sessionOn(p.URL, hc)
+	for i, u := range t.peerURLs {
+		ps := b.sessionOn(u, hc)
 		ps.idx = i + 1
 		s.ring = append(s.ring, ps)
 	}

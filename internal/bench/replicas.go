@@ -11,7 +11,8 @@ import (
 
 // Replicas: the bench can start several servers on one PostgreSQL
 // (Config.Replicas), optionally reaching it through PgBouncer in
-// transaction mode (Config.Pooler). Turn k is posted to replica k mod N
+// transaction mode (Config.Pooler), or measure several running ones
+// (Config.Server, comma-separated). Turn k is posted to replica k mod N
 // and its followers stream from the other replicas, so every event they
 // get crossed from one replica to another through PostgreSQL; the server
 // figures are the sum over the replicas.
@@ -38,7 +39,7 @@ func (c *Config) checkReplicas() error {
 		return fmt.Errorf("unknown pooler %q (have %q, %q or none)", c.Pooler, PoolerOnly, PoolerWithDirect)
 	}
 	if c.Server != "" && (c.Replicas > 1 || c.Pooler != PoolerNone) {
-		return fmt.Errorf("replicas and a pooler are for the servers the bench starts, not with a running server")
+		return fmt.Errorf("replicas and a pooler are for the servers the bench starts; give running replicas as --server URL,URL,…")
 	}
 	return nil
 }

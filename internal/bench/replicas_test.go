@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +50,32 @@ func TestBenchReplicas(t *testing.T) {
 	}
 	if r.Stages != nil {
 		t.Errorf("stages %+v: one replica's of three, want none", r.Stages)
+	}
+}
+
+// TestBenchRunningReplicas measures two running servers on one database,
+// given as --server URL,URL: turns go to both, followers to the other.
+func TestBenchRunningReplicas(t *testing.T) {
+	bin := testserver.Binary(t)
+	dbURL := pgtest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var urls []string
+	for range 2 {
+		srv, err := bench.StartServer(ctx, bench.ServerConfig{Command: []string{bin, "serve"}, DatabaseURL: dbURL,
+			Demo: bench.Demo{Delay: time.Millisecond, Tools: 2}, Log: logTo(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Stop() })
+		urls = append(urls, srv.URL)
+	}
+	b := open(t, bench.Config{Server: strings.Join(urls, ",")})
+	r, err := b.Run(ctx, bench.Load{Turns: 4, Followers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Completed != 4 || r.Gaps != 0 || r.Duplicates != 0 || r.Replicas != 2 {
+		t.Errorf("completed %d, gaps %d, duplicates %d, replicas %d; want 4, 0, 0, 2", r.Completed, r.Gaps, r.Duplicates, r.Replicas)
 	}
 }

@@ -41,7 +41,7 @@ type Report struct {
 	Model         string `json:"model"`
 	Demo          *Demo  `json:"demo,omitempty"`     // knobs of a started server
 	History       int    `json:"history,omitempty"`  // finished turns the database held before the runs (Config.History)
-	Replicas      int    `json:"replicas,omitempty"` // started servers on one PostgreSQL (Config.Replicas)
+	Replicas      int    `json:"replicas,omitempty"` // servers on one PostgreSQL: started (Config.Replicas) or given (Config.Server)
 	Pooler        string `json:"pooler,omitempty"`   // Config.Pooler
 	Question      string `json:"question"`
 
@@ -353,7 +353,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
 	if r.Replicas > 1 || r.Pooler != "" {
-		line("replicas", "%d on one PostgreSQL, followers on other replicas than their turn's; %s", r.Replicas, poolerText(r.Pooler))
+		how := poolerText(r.Pooler)
+		if !r.StartedServer {
+			how = "reaching PostgreSQL as deployed"
+		}
+		line("replicas", "%d on one PostgreSQL, followers on other replicas than their turn's; %s", r.Replicas, how)
 	}
 	inFlight := "in flight on average"
 	if r.Arrivals == ArrivalsPoisson {

@@ -139,8 +139,9 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		d := b.cfg.Demo
 		rep.Demo = &d
 		rep.History = b.cfg.History
-		rep.Replicas, rep.Pooler = 1+len(t.peers), b.cfg.Pooler
+		rep.Pooler = b.cfg.Pooler
 	}
+	rep.Replicas = 1 + len(t.peerURLs)
 	b.out.say("creating %d conversations", l.Turns+1)
 	convs, err := b.conversations(ctx, s, l.Turns+1)
 	if err != nil {
@@ -169,7 +170,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		return nil, err
 	}
 	stagesBefore, stagesErr := readStages(ctx, s.hc, t.url)
-	if len(t.peers) > 0 {
+	if len(t.peerURLs) > 0 {
 		stagesErr = errors.New("they are one replica's of several")
 	}
 	var pgBefore *pgSample
