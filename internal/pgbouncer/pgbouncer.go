@@ -58,9 +58,9 @@ type Server struct {
 // ErrNotInstalled is returned by Start when no pgbouncer binary is found.
 var ErrNotInstalled = errors.New("pgbouncer is not installed (apt-get install pgbouncer, or scripts/need-pgbouncer.sh)")
 
-// Binary returns the path of the pgbouncer binary: on PATH, or in
+// binary returns the path of the pgbouncer binary: on PATH, or in
 // /usr/sbin where Debian's package puts it.
-func Binary() (string, error) {
+func binary() (string, error) {
 	if p, err := exec.LookPath("pgbouncer"); err == nil {
 		return p, nil
 	}
@@ -75,7 +75,7 @@ func Binary() (string, error) {
 // Start writes the configuration, starts PgBouncer and waits until it
 // accepts connections.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	bin, err := Binary()
+	bin, err := binary()
 	if err != nil {
 		return nil, err
 	}
