@@ -18,6 +18,7 @@ build:
 ## test: vet, then every test (unit, database, HTTP and browser) with the race detector
 test:
 	@scripts/need-postgres.sh
+	@scripts/need-pgbouncer.sh
 	@scripts/need-browser.sh
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -38,6 +39,7 @@ bench:
 ## faults-short: the short form of the suite that CI runs after the tests (about 2 minutes)
 faults faults-short: build
 	@scripts/need-postgres.sh
+	@scripts/need-pgbouncer.sh
 	$(GO) run ./cmd/toolmark-faults --bin $(BIN) --preset $(if $(filter faults-short,$@),short,full) $(FAULTS_FLAGS)
 
 vet:

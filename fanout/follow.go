@@ -138,7 +138,7 @@ func (h *Hub) Follow(ctx context.Context, t toolmark.Turn, after int64, f Follow
 					return err
 				}
 			}
-			h.Poll(t.ID) // a notification may have been lost
+			h.PollIdle(t.ID) // a notification may have been lost (at most one read per turn every idlePollGap)
 		}
 	}
 }

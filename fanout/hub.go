@@ -99,6 +99,7 @@ type hubTurn struct {
 	followers int
 	wake      chan struct{} // closed when the tail grows
 	touched   time.Time
+	polled    time.Time // the last PollIdle that read the store
 	view      *TurnView // the live view of rendering followers, made on first use
 	direct    []*Direct // parked followers, written by the hub (direct.go)
 }
@@ -237,6 +238,20 @@ func (h *Hub) Join(turnID string) (leave func()) {
 	}
 }
 
+// Followed returns the turns running on other replicas that followers of
+// this replica follow: what a replica that hears no notification polls.
+func (h *Hub) Followed() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ids []string
+	for id, t := range h.turns {
+		if !t.local && !t.final && t.followers > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // Tail is the answer of After.
 type Tail struct {
 	Frames []Frame         // the frames after the cursor (not to be modified)
@@ -303,6 +318,25 @@ func (h *Hub) Poll(turnID string) {
 	if ok {
 		h.fetch(turnID)
 	}
+}
+
+// idlePollGap is how often PollIdle reads a remote turn's store at most.
+const idlePollGap = 10 * time.Second
+
+// PollIdle is Poll for a follower that heard nothing for a while (its
+// keep-alive): at most once every idlePollGap per turn, however many
+// followers ask, so that idle followers of a turn running elsewhere cost
+// the database next to nothing.
+func (h *Hub) PollIdle(turnID string) {
+	h.mu.Lock()
+	t, ok := h.turns[turnID]
+	if !ok || t.local || time.Since(t.polled) < idlePollGap {
+		h.mu.Unlock()
+		return
+	}
+	t.polled = time.Now()
+	h.mu.Unlock()
+	h.Poll(turnID)
 }
 
 // fetch reads what was announced for a remote turn, one reader at a time.

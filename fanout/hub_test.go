@@ -197,3 +197,27 @@ func (f eventsFunc) EventsAfter(ctx context.Context, turnID string, after int64,
 func (f eventsFunc) Snapshot(context.Context, string) (toolmark.SnapshotData, error) {
 	return toolmark.SnapshotData{}, errors.New("no snapshots here")
 }
+
+// TestHubPollIdle: the keep-alives of many idle followers of a remote turn
+// read its store once.
+func TestHubPollIdle(t *testing.T) {
+	var loads atomic.Int32
+	h := NewHub(eventsFunc(func(context.Context, string, int64) ([]toolmark.Event, error) {
+		loads.Add(1)
+		return nil, nil
+	}))
+	for range 100 {
+		defer h.Join("r")()
+	}
+	h.Seed("r", frames("r", 1, 3, ""))
+	for range 100 {
+		h.PollIdle("r")
+	}
+	for i := 0; i < 100 && loads.Load() == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d store reads for 100 idle followers' keep-alives, want 1", n)
+	}
+}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
@@ -24,24 +23,6 @@ func (r *Runner) notified(n store.Notification) {
 			r.cfg.Store.SetAnnounce(true)
 		}
 	}
-}
-
-// countPeers turns the commits' notifications on while another replica is
-// alive, and off while this one is alone: nobody else follows its turns,
-// and its own followers are fed from memory.
-//
-// A replica that starts takes its liveness lock, then says so on
-// ChannelReplicas (store.Join), and the others turn their notifications on
-// when they hear it. countPeers and notified run on the loop's goroutine
-// one after the other, so a count made before a new replica's lock was
-// taken cannot undo the join heard after it; a join missed while the
-// listening connection was down is made up by the next count.
-func (r *Runner) countPeers(ctx context.Context) {
-	n, err := r.cfg.Store.OtherReplicas(ctx, r.cfg.Owner)
-	if err != nil && ctx.Err() == nil {
-		r.log.Warn("counting replicas", "err", err)
-	}
-	r.cfg.Store.SetAnnounce(err != nil || n > 0)
 }
 
 // parseEventsPayload reads one "turnID:lastSeq" item of ChannelEvents.

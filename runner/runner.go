@@ -69,6 +69,11 @@ type Config struct {
 	ModelName     string        // reported in turn_started
 }
 
+// DefaultLeaseTTL is a turn's lease time by default: without a session
+// (store.DB.Sessions), the time within which a dead replica's turns are
+// taken over.
+const DefaultLeaseTTL = 15 * time.Second
+
 // DefaultMaxTurns is how many turns run at once by default. A turn mostly
 // waits on its model, so hundreds fit one small server.
 const DefaultMaxTurns = 512
@@ -112,7 +117,7 @@ func New(cfg Config) *Runner {
 		cfg.MaxTurns = DefaultMaxTurns
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 15 * time.Second
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = 250 * time.Millisecond
@@ -147,15 +152,19 @@ func (r *Runner) Owner() string { return r.cfg.Owner }
 // doing all that, renewing leases, until Shutdown.
 func (r *Runner) Start(ctx context.Context) error {
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	notes, err := r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel, store.ChannelReplicas)
-	if err != nil {
-		cancel()
-		return fmt.Errorf("listening for notifications: %w", err)
+	var notes <-chan store.Notification
+	if r.cfg.Store.Sessions() {
+		var err error
+		notes, err = r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel, store.ChannelReplicas)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("listening for notifications: %w", err)
+		}
 	}
 	if err := r.cfg.Store.Join(ctx, r.cfg.Owner); err != nil {
-		r.log.Warn("announcing this replica", "err", err) // the others count it within a second
+		r.log.Warn("announcing this replica", "err", err) // the others count it at their next look
 	}
-	r.countPeers(ctx)
+	r.check(ctx)
 	if _, err := r.sweep(ctx); err != nil {
 		cancel()
 		return fmt.Errorf("sweeping turns of stopped servers: %w", err)
@@ -182,17 +191,23 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 	var renewing sync.WaitGroup
 	renewing.Go(func() { r.renewEvery(ctx) })
 	defer renewing.Wait()
-	sweep := time.NewTicker(r.cfg.SweepInterval)
+	check := time.NewTimer(r.checkEvery(true))
+	idle := false // the last look found no active turn: a remote note brings the next forward
 	prune := time.NewTicker(time.Minute)
-	peers := time.NewTicker(time.Second)
 	forget := time.NewTicker(hubLinger / 5)
-	defer sweep.Stop()
+	defer check.Stop()
 	defer prune.Stop()
-	defer peers.Stop()
 	defer forget.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			if !r.cfg.Store.Sessions() {
+				dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				if err := r.cfg.Store.DropReplicaLease(dctx, r.cfg.Owner); err != nil {
+					r.log.Warn("dropping the replica lease", "err", err)
+				}
+				cancel()
+			}
 			return
 		case n, ok := <-notes:
 			if !ok {
@@ -200,12 +215,14 @@ func (r *Runner) loop(ctx context.Context, notes <-chan store.Notification) {
 				continue
 			}
 			r.notified(n)
-		case <-sweep.C:
-			if _, err := r.sweep(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("sweeping turns of stopped servers", "err", err)
+			if idle && r.remoteNote(n) {
+				idle = false
+				check.Reset(0)
 			}
-		case <-peers.C:
-			r.countPeers(ctx)
+		case <-check.C:
+			busy := r.check(ctx)
+			idle = !busy
+			check.Reset(r.checkEvery(busy))
 		case <-forget.C:
 			r.hub.Prune(hubLinger)
 		case <-prune.C:

@@ -54,6 +54,14 @@ type DB struct {
 	// quiet, set by SetAnnounce(false), leaves ChannelEvents out of
 	// Commit: no other replica is there to hear it.
 	quiet atomic.Bool
+	// pooler is what Open was told of the URL (WithPooler), directURL the
+	// direct URL given (WithDirectURL); pooled is what Open found, and
+	// session the configuration of connections with a session of their
+	// own (nil: none, see Sessions).
+	pooler    Pooler
+	directURL string
+	pooled    bool
+	session   *pgx.ConnConfig
 }
 
 // DefaultMaxConns is the default size of the connection pool: twice this
@@ -154,18 +162,8 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	case !strings.Contains(databaseURL, "pool_max_conns"):
 		cfg.MaxConns = DefaultMaxConns()
 	}
-	// Plans that do not depend on table statistics: every statement of the
-	// store finds its rows through an index (a primary key, a turn's or a
-	// conversation's index), and a table scan is never the plan meant. A
-	// new database's tables are small, so the planner would pick scans —
-	// and a generic plan cached then kept scanning every turn for every
-	// event long after the tables grew (a group commit of 500 events took
-	// 250 ms instead of 10). With scans priced out, the plans stay on the
-	// indexes whatever the statistics say, and PostgreSQL may keep generic
-	// plans instead of planning each statement again (planning cost more
-	// than executing the commit's statements).
-	if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
-		cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	if err := db.configurePooler(ctx, cfg, databaseURL); err != nil {
+		return nil, err
 	}
 	// Connections kept open and warmed before a burst needs them: a new
 	// backend loads the catalog entries of every table, index and text
@@ -195,8 +193,9 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	// they are planned once. Left to choose, PostgreSQL kept planning them
 	// again on every execution: a custom plan, which counts the arrays'
 	// elements, looks cheaper than the generic one, which guesses, and
-	// planning cost more than running the statements.
-	if _, set := wcfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+	// planning cost more than running the statements. Through a pooler
+	// nothing is prepared, and there is no plan to keep.
+	if _, set := wcfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set && !db.pooled {
 		wcfg.ConnConfig.RuntimeParams = maps.Clone(wcfg.ConnConfig.RuntimeParams)
 		wcfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
@@ -207,6 +206,54 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	}
 	db.pool, db.commits = pool, commits
 	return db, nil
+}
+
+// configurePooler finds out whether cfg goes through a pooler (unless
+// told, WithPooler) and sets the connections up for it: through a pooler,
+// statements that prepare nothing and no start-up setting; directly, the
+// settings below. It also sets up the connections with a session of their
+// own (the direct URL's, else cfg's when it is not pooled).
+func (db *DB) configurePooler(ctx context.Context, cfg *pgxpool.Config, databaseURL string) error {
+	db.pooled = db.pooler == PoolerTransaction
+	if db.pooler == PoolerDetect {
+		pooled, err := detectPooler(ctx, cfg.ConnConfig)
+		if err != nil {
+			return fmt.Errorf("connecting to postgres: %w", err)
+		}
+		db.pooled = pooled
+	}
+	if db.pooled {
+		if !strings.Contains(databaseURL, "default_query_exec_mode") {
+			cfg.ConnConfig.DefaultQueryExecMode = pooledExecMode
+		}
+	} else if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		// Plans that do not depend on table statistics: every statement
+		// of the store finds its rows through an index (a primary key, a
+		// turn's or a conversation's index), and a table scan is never
+		// the plan meant. A new database's tables are small, so the
+		// planner would pick scans — and a generic plan cached then kept
+		// scanning every turn for every event long after the tables grew
+		// (a group commit of 500 events took 250 ms instead of 10). With
+		// scans priced out, the plans stay on the indexes whatever the
+		// statistics say, and PostgreSQL may keep generic plans instead
+		// of planning each statement again (planning cost more than
+		// executing the commit's statements). Through a pooler nothing
+		// is prepared: every statement is planned with the statistics of
+		// the moment, and no plan outlives them.
+		cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	}
+	switch {
+	case db.directURL != "":
+		dc, err := pgx.ParseConfig(db.directURL)
+		if err != nil {
+			return fmt.Errorf("parsing the direct database url: %w", err)
+		}
+		dc.Tracer = cfg.ConnConfig.Tracer
+		db.session = dc
+	case !db.pooled:
+		db.session = cfg.ConnConfig.Copy()
+	}
+	return nil
 }
 
 // warmSQL plans, without running them, statements over every table and
@@ -257,13 +304,40 @@ func (db *DB) MaxContentBytes() int { return db.maxContent }
 // holds a PostgreSQL advisory lock while it migrates, so concurrent callers
 // on several replicas apply each migration once; calling it on a current
 // schema does nothing.
+//
+// The lock is a session's: Migrate runs on a connection of its own with a
+// session (the direct URL's, see Sessions). Without one, it runs every
+// migration in one transaction, which keeps one server connection of the
+// pooler from the lock to its release.
 func (db *DB) Migrate(ctx context.Context) error {
+	if db.session != nil {
+		conn, err := db.sessionConn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrating: %w", err)
+		}
+		defer conn.Close(context.Background())
+		return db.migrate(ctx, conn, false)
+	}
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrating: %w", err)
 	}
 	defer conn.Release()
-	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		// tern's own lock comes after its first statement, which creates
+		// its table: two replicas would deadlock there in their
+		// transactions. This lock comes first.
+		if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtext('toolmark migrations'))`); err != nil {
+			return fmt.Errorf("migrating: %w", err)
+		}
+		return db.migrate(ctx, tx.Conn(), true)
+	})
+}
+
+// migrate runs tern on conn; inTx says conn is in a transaction that
+// holds all the migrations.
+func (db *DB) migrate(ctx context.Context, conn *pgx.Conn, inTx bool) error {
+	m, err := migrate.NewMigratorEx(ctx, conn, versionTable, &migrate.MigratorOptions{DisableTx: inTx})
 	if err != nil {
 		return fmt.Errorf("migrating: %w", err)
 	}

@@ -55,7 +55,18 @@
 // write on every path. Adopt hands the queued turns of a gone owner, and
 // the running turns a draining replica handed over, to a live one. Both
 // lock each turn with SELECT … FOR UPDATE SKIP LOCKED, so concurrent
-// replicas act on each turn exactly once. Files: lease.go (leases,
-// liveness, cancel requests), recover.go (sweep and adoption), commit.go
-// and commit_group.go (the group commit, one statement per table).
+// replicas act on each turn exactly once. TakeCensus tells a replica in
+// one statement how many others are alive, how many turns are active and
+// whether one waits for it, so that it sweeps only then. Files: lease.go
+// (leases, liveness, cancel requests), recover.go (sweep and adoption),
+// replica.go (the census, replica leases, polling), commit.go and
+// commit_group.go (the group commit, one statement per table).
+//
+// # Poolers
+//
+// The URL given to Open may go through a pooler in transaction mode
+// (pooler.go): Open finds out, and then prepares no statement and sends no
+// start-up setting. What needs a session — ListenAs, migrations — uses the
+// direct URL (WithDirectURL); without one the store has no session
+// (Sessions) and a replica shows it is alive with a replica lease row.
 package store

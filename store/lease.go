@@ -153,11 +153,15 @@ func ownerGone(now, trust, self string) string {
 // runs out.
 var runningGone = `(case when t.lease_owner is null then t.lease_expires_at < $1 else ` + ownerGone("$1", "$2", "$3") + ` end)`
 
-// liveOwners is the CTE "live": the liveness locks held in this database.
+// liveOwners is the CTE "live": the liveness locks held in this database,
+// and the replica leases not expired of the replicas without a session
+// (replica.go).
 var liveOwners = `live as materialized (
 	select l.objid from pg_locks l
 	where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
-	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2 and l.granted)`
+	  and l.classid = ` + strconv.Itoa(livenessClass) + ` and l.objsubid = 2 and l.granted
+	union all
+	select hashtext(r.owner)::oid from replica_leases r where r.expires_at >= now())`
 
 // OtherReplicas returns how many replicas other than owner are alive (hold
 // their liveness lock) on this database. It runs on the group commit's

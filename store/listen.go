@@ -42,8 +42,13 @@ func (db *DB) LivenessHeldFor() time.Duration {
 // once (SweepExpired, Adopt) instead of waiting for the leases to
 // expire. A lock still held by a previous session of the same owner is
 // taken as soon as that session is gone.
+//
+// Both need a session (see Sessions): on a store without one they fail.
 func (db *DB) ListenAs(ctx context.Context, owner string, channels ...string) (<-chan Notification, error) {
-	cfg := db.pool.Config().ConnConfig.Copy()
+	if db.session == nil {
+		return nil, fmt.Errorf("listening: %w", errNoSession)
+	}
+	cfg := db.session.Copy()
 	conn, err := listenConn(ctx, cfg, channels)
 	if err != nil {
 		return nil, fmt.Errorf("listening: %w", err)

@@ -18,7 +18,7 @@ func openDB(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writ
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	d, err := app.OpenDatabase(ctx, app.Config{DatabaseURL: db.url, DataDir: db.dataDir, Logger: newLogger(stderr, db.logLevel, db.logJSON)})
+	d, err := app.OpenDatabase(ctx, app.Config{DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Logger: newLogger(stderr, db.logLevel, db.logJSON)})
 	return d, fs.Args(), err
 }
 

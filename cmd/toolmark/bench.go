@@ -116,12 +116,14 @@ type benchFlags struct {
 	serverLog                   string
 	timeout                     time.Duration
 	procs                       int
+	replicas                    int
+	pooler                      string
 }
 
 // bindBenchFlags defines toolmark bench's flags on fs.
 func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	f := &benchFlags{}
-	fs.StringVar(&f.server, "server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); empty: start one")
+	fs.StringVar(&f.server, "server", os.Getenv("TOOLMARK_SERVER"), "URL of a running server to measure (env TOOLMARK_SERVER); several, comma-separated, are replicas: turn k goes to the k-th mod N, its followers to the others; empty: start one")
 	fs.StringVar(&f.token, "token", os.Getenv("TOOLMARK_TOKEN"), "API token for --auth token servers")
 	fs.StringVar(&f.dbURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of the started server and of the PostgreSQL figures (env DATABASE_URL); empty: an embedded one")
 	fs.IntVar(&f.turns, "turns", 100, "turns to run in all")
@@ -144,6 +146,8 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	fs.IntVar(&f.demo.AnswerBytes, "demo-answer-bytes", 0, "started server: length of the demo's answer text in bytes (0: as written)")
 	fs.StringVar(&f.demo.AnswerShape, "demo-answer-shape", "", "started server: what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	fs.IntVar(&f.maxTurns, "max-turns", 100_000, "started server: --max-turns")
+	fs.IntVar(&f.replicas, "replicas", 1, "started servers: how many replicas on one PostgreSQL; turn k goes to replica k mod N and its followers stream from the others")
+	fs.StringVar(&f.pooler, "pooler", "", "started servers: reach PostgreSQL through PgBouncer in transaction mode: pgbouncer (its URL only) or pgbouncer+direct (with DATABASE_DIRECT_URL); empty: directly")
 	fs.IntVar(&f.history, "history", 0, "started server: finished turns written into the database before the first run, as an aged deployment holds (e.g. 300000)")
 	fs.DurationVar(&f.settle, "stats-settle", bench.DefaultStatsSettle, "idle time before PostgreSQL's transaction counts are read (0: none, counts approximate)")
 	fs.StringVar(&f.sweep, "sweep", "", "comma-separated concurrencies: one run per step, all its turns at once (e.g. 10,100,1000,2000)")
@@ -162,7 +166,7 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 // flags given.
 func (f *benchFlags) check(set map[string]bool) error {
 	if f.server != "" {
-		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle", "history"} {
+		for _, name := range []string{"demo-delay", "demo-tools", "demo-answer-bytes", "demo-answer-shape", "max-turns", "idle", "history", "replicas", "pooler"} {
 			if set[name] {
 				return fmt.Errorf("--%s applies to a server the bench starts, not to --server", name)
 			}
@@ -197,6 +201,7 @@ func (f *benchFlags) config(stderr io.Writer) (cfg bench.Config, closeLog func()
 	cfg = bench.Config{
 		Server: strings.TrimRight(f.server, "/"), Token: f.token, DatabaseURL: f.dbURL, Demo: f.demo,
 		MaxTurns: f.maxTurns, Question: f.question, StatsSettle: f.settle, History: f.history,
+		Replicas: f.replicas, Pooler: f.pooler,
 		Progress: stderr, ProgressTTY: isTerminal(stderr),
 	}
 	if cfg.Server == "" {

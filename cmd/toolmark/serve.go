@@ -24,12 +24,13 @@ import (
 
 // dbFlags are the flags of every command that opens the database.
 type dbFlags struct {
-	url, dataDir, logLevel string
-	logJSON                bool
+	url, directURL, dataDir, logLevel string
+	logJSON                           bool
 }
 
 func (f *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL); empty starts an embedded server")
+	fs.StringVar(&f.directURL, "database-direct-url", os.Getenv("DATABASE_DIRECT_URL"), "a direct (session) connection to the database when --database-url goes through a pooler in transaction mode (env DATABASE_DIRECT_URL): LISTEN, liveness locks and migrations use it")
 	fs.StringVar(&f.dataDir, "data-dir", envOr("TOOLMARK_DATA_DIR", defaultDataDir()), "data directory of the embedded PostgreSQL")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "log as JSON lines")
@@ -104,7 +105,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	a, err := app.Open(ctx, app.Config{
-		DatabaseURL: db.url, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
+		DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, StreamWrites: *streamWrites, Logger: log,
 	})

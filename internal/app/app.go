@@ -46,18 +46,22 @@ type ModelConfig struct {
 
 // Config configures an App. Zero values take sensible defaults.
 type Config struct {
-	DatabaseURL string    // "" starts an embedded PostgreSQL in DataDir
-	DB          *store.DB // an open, migrated store to use instead (tests)
-	DataDir     string    // the embedded server's data directory
-	Auth        string    // api.AuthLocal or api.AuthToken
-	Model       ModelConfig
-	SearxNGURL  string         // enables web_search
-	FetchAllow  []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
-	MaxTurns    int
-	LeaseTTL    time.Duration
-	Retention   time.Duration
-	MaxMessage  int           // longest user message in bytes
-	Heartbeat   time.Duration // SSE keep-alive interval
+	DatabaseURL string // "" starts an embedded PostgreSQL in DataDir
+	// DatabaseDirectURL is a direct (session) connection to the database
+	// of DatabaseURL, when that one may go through a pooler in
+	// transaction mode: LISTEN, liveness locks and migrations use it.
+	DatabaseDirectURL string
+	DB                *store.DB // an open, migrated store to use instead (tests)
+	DataDir           string    // the embedded server's data directory
+	Auth              string    // api.AuthLocal or api.AuthToken
+	Model             ModelConfig
+	SearxNGURL        string         // enables web_search
+	FetchAllow        []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
+	MaxTurns          int
+	LeaseTTL          time.Duration
+	Retention         time.Duration
+	MaxMessage        int           // longest user message in bytes
+	Heartbeat         time.Duration // SSE keep-alive interval
 	// StreamWriteTimeout closes a stream whose client took no bytes for
 	// that long [60s] (api.Config.StreamWriteTimeout).
 	StreamWriteTimeout time.Duration
@@ -172,18 +176,37 @@ func OpenDatabase(ctx context.Context, cfg Config) (*Database, error) {
 		}
 		d.pg, url = pg, pg.URL()
 	}
-	db, err := store.Open(ctx, url, store.WithLogger(log), store.WithWarmPool())
+	db, err := store.Open(ctx, url, store.WithLogger(log), store.WithWarmPool(), store.WithDirectURL(cfg.DatabaseDirectURL))
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
 	d.DB = db
+	logPooler(log, db, cfg.LeaseTTL)
 	if err := db.Migrate(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("applying migrations: %w", err)
 	}
 	db.WarmIdle(ctx)
 	return d, nil
+}
+
+// logPooler says in one line at start how the database is reached when
+// DATABASE_URL goes through a pooler in transaction mode: with the direct
+// URL for what needs a session, or without one, and then what that costs
+// and what to set.
+func logPooler(log *slog.Logger, db *store.DB, leaseTTL time.Duration) {
+	if leaseTTL <= 0 {
+		leaseTTL = runner.DefaultLeaseTTL
+	}
+	switch {
+	case db.Pooled() && db.Sessions():
+		log.Info("database: DATABASE_URL goes through a pooler in transaction mode; LISTEN, liveness locks and migrations use DATABASE_DIRECT_URL")
+	case db.Pooled():
+		log.Warn(fmt.Sprintf("database: DATABASE_URL goes through a pooler in transaction mode and DATABASE_DIRECT_URL is not set: replicas show they are alive with lease rows and poll for each other's events and cancels instead of listening, and the turns of a replica that dies are taken over within the lease time (%s) instead of 2 s; set DATABASE_DIRECT_URL to a direct connection to the same database", leaseTTL))
+	case db.DirectGiven():
+		log.Info("database: DATABASE_URL is a direct connection; DATABASE_DIRECT_URL is used for LISTEN, liveness locks and migrations all the same")
+	}
 }
 
 // Close closes the store and stops the embedded server, if any.

@@ -143,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	cred, err := credential()
+	cred, err := Credential()
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded postgres: %w", err)
 	}
@@ -158,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		port := cfg.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = FreePort(); err != nil {
 				return nil, fmt.Errorf("starting embedded postgres: %w", err)
 			}
 		}
@@ -174,9 +174,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return nil, lastErr
 }
 
-// credential returns the user to run PostgreSQL as, or nil to run as the
-// current user.
-func credential() (*syscall.Credential, error) {
+// Credential returns the user to run PostgreSQL (or another server that
+// refuses root, such as PgBouncer) as: nil to run as the current user, an
+// unprivileged one when that is root.
+func Credential() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -301,7 +302,9 @@ func removeStalePID(dataDir string) error {
 	return nil
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call,
+// for a server started on it next (PostgreSQL here, PgBouncer in tests).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/embeddedpg"
+	"github.com/toolmark/toolmark/internal/harness/pgbouncer"
 )
 
 // DefaultQuestion is the message of every turn unless Config says another.
@@ -26,8 +28,10 @@ const DefaultStatsSettle = 11 * time.Second
 
 // Config configures a Bench. Zero values take the defaults given.
 type Config struct {
-	// Server is the URL of a running server to measure. Empty: the bench
-	// starts its own servers with Command.
+	// Server is the URL of a running server to measure; several URLs,
+	// comma-separated, are replicas of one deployment, measured as the
+	// bench's own replicas are (see replicas.go). Empty: the bench starts
+	// its own servers with Command.
 	Server string
 	// Token is an API token, for a server in token auth mode.
 	Token string
@@ -62,6 +66,12 @@ type Config struct {
 	// own with its messages and tool calls, not its events), once its first
 	// server has migrated the schema. Only with a server the bench starts.
 	History int
+	// Replicas is how many servers the bench starts on its PostgreSQL
+	// (default 1); see replicas.go.
+	Replicas int
+	// Pooler puts PgBouncer in transaction mode between the started
+	// servers and PostgreSQL: PoolerNone, PoolerOnly or PoolerWithDirect.
+	Pooler string
 }
 
 // Bench measures one server, or servers it starts.
@@ -74,6 +84,7 @@ type Bench struct {
 	out   *progress
 	// history is whether the history (Config.History) is written.
 	history bool
+	bouncer *pgbouncer.Server // Config.Pooler's
 }
 
 // Open prepares a bench: it starts an embedded PostgreSQL when it needs
@@ -84,6 +95,9 @@ func Open(ctx context.Context, cfg Config) (*Bench, error) {
 	}
 	if cfg.History > 0 && cfg.Server != "" {
 		return nil, errors.New("a history is written for a server the bench starts, not for a running one")
+	}
+	if err := cfg.checkReplicas(); err != nil {
+		return nil, err
 	}
 	if cfg.Question == "" {
 		cfg.Question = DefaultQuestion
@@ -104,6 +118,10 @@ func Open(ctx context.Context, cfg Config) (*Bench, error) {
 			return nil, err
 		}
 		b.stats = st
+	}
+	if err := b.startPooler(ctx); err != nil {
+		b.Close()
+		return nil, err
 	}
 	return b, nil
 }
@@ -133,6 +151,10 @@ func (b *Bench) startPostgres(ctx context.Context) error {
 // removes its data.
 func (b *Bench) Close() error {
 	var err error
+	if b.bouncer != nil {
+		b.bouncer.Stop()
+		b.bouncer = nil
+	}
 	if b.pg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err = b.pg.Stop(ctx)
@@ -150,33 +172,57 @@ func (b *Bench) Close() error {
 type target struct {
 	url    string
 	server *Server // nil for a server the bench did not start
+	// peers are the other replicas the bench started (Config.Replicas);
+	// peerURLs the other replicas' URLs, started or given (Config.Server).
+	peers    []*Server
+	peerURLs []string
 }
 
 // startTarget starts a fresh server, or names the given one.
 func (b *Bench) startTarget(ctx context.Context, demo Demo) (*target, error) {
 	if b.cfg.Server != "" {
-		return &target{url: b.cfg.Server}, nil
+		urls := strings.Split(b.cfg.Server, ",")
+		for i, u := range urls {
+			urls[i] = strings.TrimRight(strings.TrimSpace(u), "/")
+		}
+		return &target{url: urls[0], peerURLs: urls[1:]}, nil
 	}
 	b.out.say("starting toolmark serve (demo pace %v, tools %s, answer %s)", demo.Delay, toolsText(demo.Tools), answerText(demo.AnswerBytes, demo.AnswerShape))
-	s, err := StartServer(ctx, ServerConfig{
-		Command: b.cfg.Command, DatabaseURL: b.dbURL, MaxTurns: b.cfg.MaxTurns, Demo: demo,
-		ShutdownGrace: 5 * time.Second, LogLevel: "warn", Log: b.cfg.ServerLog,
-	})
+	dbURL, env, err := b.serverDB()
 	if err != nil {
 		return nil, err
 	}
+	t := &target{}
+	for i := range b.cfg.Replicas {
+		s, err := StartServer(ctx, ServerConfig{
+			Command: b.cfg.Command, DatabaseURL: dbURL, Env: env, MaxTurns: b.cfg.MaxTurns, Demo: demo,
+			ShutdownGrace: 5 * time.Second, LogLevel: "warn", Log: b.cfg.ServerLog,
+		})
+		if err != nil {
+			_ = t.stop()
+			return nil, err
+		}
+		if i == 0 {
+			t.url, t.server = s.URL, s
+		} else {
+			t.peers, t.peerURLs = append(t.peers, s), append(t.peerURLs, s.URL)
+		}
+	}
 	if b.cfg.History > 0 && !b.history {
 		if err := b.writeHistory(ctx, b.cfg.History); err != nil {
-			s.Stop()
+			_ = t.stop()
 			return nil, err
 		}
 		b.history = true
 	}
-	return &target{url: s.URL, server: s}, nil
+	return t, nil
 }
 
 // stop stops a started server.
 func (t *target) stop() error {
+	for _, p := range t.peers {
+		_ = p.Stop()
+	}
 	if t.server == nil {
 		return nil
 	}
@@ -189,18 +235,40 @@ type session struct {
 	api     *client.Client
 	streams *streamer
 	hc      *http.Client
+	// ring holds the sessions of every replica of the target, this one at
+	// idx; empty with one server (see replica and follower).
+	ring []*session
+	idx  int
 }
 
-// session returns a session for t on a fresh transport.
+// session returns a session for t on a fresh transport, with the
+// sessions of its other replicas in its ring, on the same transport.
 func (b *Bench) session(t *target) *session {
 	hc := newHTTPClient()
+	s := b.sessionOn(t.url, hc)
+	if len(t.peerURLs) == 0 {
+		return s
+	}
+	s.ring = []*session{s}
+	for i, u := range t.peerURLs {
+		ps := b.sessionOn(u, hc)
+		ps.idx = i + 1
+		s.ring = append(s.ring, ps)
+	}
+	for _, ps := range s.ring[1:] {
+		ps.ring = s.ring
+	}
+	return s
+}
+
+func (b *Bench) sessionOn(url string, hc *http.Client) *session {
 	opts := []client.Option{client.WithHTTPClient(hc)}
 	if b.cfg.Token != "" {
 		opts = append(opts, client.WithToken(b.cfg.Token))
 	}
 	return &session{
-		api:     client.New(t.url, opts...),
-		streams: &streamer{base: t.url, token: b.cfg.Token, hc: hc},
+		api:     client.New(url, opts...),
+		streams: &streamer{base: url, token: b.cfg.Token, hc: hc},
 		hc:      hc,
 	}
 }

@@ -39,8 +39,10 @@ type Report struct {
 	Server        string `json:"server"`
 	StartedServer bool   `json:"startedServer"` // the bench started the server
 	Model         string `json:"model"`
-	Demo          *Demo  `json:"demo,omitempty"`    // knobs of a started server
-	History       int    `json:"history,omitempty"` // finished turns the database held before the runs (Config.History)
+	Demo          *Demo  `json:"demo,omitempty"`     // knobs of a started server
+	History       int    `json:"history,omitempty"`  // finished turns the database held before the runs (Config.History)
+	Replicas      int    `json:"replicas,omitempty"` // servers on one PostgreSQL: started (Config.Replicas) or given (Config.Server)
+	Pooler        string `json:"pooler,omitempty"`   // Config.Pooler
 	Question      string `json:"question"`
 
 	Turns       int      `json:"turns"`
@@ -324,6 +326,17 @@ func (r *Report) Problems() []string {
 	return p
 }
 
+// poolerText says how the started servers reached PostgreSQL.
+func poolerText(p string) string {
+	switch p {
+	case PoolerOnly:
+		return "through PgBouncer (transaction mode), no direct URL"
+	case PoolerWithDirect:
+		return "through PgBouncer (transaction mode) with DATABASE_DIRECT_URL"
+	}
+	return "directly"
+}
+
 // WriteText writes the report for a person.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -339,6 +352,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	line("load", "%s", shape)
 	line("server", "%s (model %s%s)", r.Server, r.Model, map[bool]string{true: ", started by the bench", false: ""}[r.StartedServer])
+	if r.Replicas > 1 || r.Pooler != "" {
+		how := poolerText(r.Pooler)
+		if !r.StartedServer {
+			how = "reaching PostgreSQL as deployed"
+		}
+		line("replicas", "%d on one PostgreSQL, followers on other replicas than their turn's; %s", r.Replicas, how)
+	}
 	inFlight := "in flight on average"
 	if r.Arrivals == ArrivalsPoisson {
 		inFlight = "in flight while turns arrived"

@@ -112,7 +112,7 @@ type costs struct {
 func (b *Bench) sampleCosts(t *target) (costs, error) {
 	var c costs
 	if t.server != nil {
-		p, err := t.server.usage()
+		p, err := t.usage()
 		if err != nil {
 			return c, err
 		}
@@ -139,7 +139,9 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		d := b.cfg.Demo
 		rep.Demo = &d
 		rep.History = b.cfg.History
+		rep.Pooler = b.cfg.Pooler
 	}
+	rep.Replicas = 1 + len(t.peerURLs)
 	b.out.say("creating %d conversations", l.Turns+1)
 	convs, err := b.conversations(ctx, s, l.Turns+1)
 	if err != nil {
@@ -168,6 +170,9 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 		return nil, err
 	}
 	stagesBefore, stagesErr := readStages(ctx, s.hc, t.url)
+	if len(t.peerURLs) > 0 {
+		stagesErr = errors.New("they are one replica's of several")
+	}
 	var pgBefore *pgSample
 	if b.stats != nil {
 		ps, err := b.stats.sample(ctx)
@@ -297,7 +302,7 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 	var wg sync.WaitGroup
 	run := func(i int, at time.Time, began time.Time) {
 		defer wg.Done()
-		results[i] = b.turn(ctx, s, convs[i], l.Followers, at, l.Render)
+		results[i] = b.turn(ctx, s.replica(i), convs[i], l.Followers, at, l.Render)
 		results[i].warmup = at.Sub(began) < l.Warmup
 		p.turnDone(results[i].failure() == nil)
 	}
@@ -397,10 +402,10 @@ func (b *Bench) turn(ctx context.Context, s *session, conv string, n int, t0 tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.streams[f] = s.streams.follow(ctx, r.id, nil, render)
+			r.streams[f] = s.follower(f).streams.follow(ctx, r.id, nil, render)
 		}()
 	}
-	r.streams[0] = s.streams.follow(ctx, r.id, nil, render)
+	r.streams[0] = s.follower(0).streams.follow(ctx, r.id, nil, render)
 	wg.Wait()
 	return r
 }

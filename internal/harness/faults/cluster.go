@@ -20,6 +20,7 @@ import (
 	"github.com/toolmark/toolmark/internal/embeddedpg"
 	"github.com/toolmark/toolmark/internal/harness/bench"
 	"github.com/toolmark/toolmark/internal/harness/pgadmin"
+	"github.com/toolmark/toolmark/internal/harness/pgbouncer"
 )
 
 // cluster is the PostgreSQL server and the toolmark replicas of a run.
@@ -36,6 +37,13 @@ type cluster struct {
 	// streams, probes, hostile requests); api, on the same transport, the
 	// calls of package client, each within 30 s.
 	hc, api *http.Client
+
+	// pooler, when not nil, is the PgBouncer in transaction mode the
+	// replicas reach the database through (poolerURL), with the direct
+	// URL as DATABASE_DIRECT_URL when withDirect (see usePooler).
+	pooler     *pgbouncer.Server
+	poolerURL  string
+	withDirect bool
 
 	mu       sync.Mutex
 	started  int
@@ -105,6 +113,7 @@ func (c *cluster) describeDB() string {
 // close stops every replica and the database.
 func (c *cluster) close() {
 	c.stopAll()
+	_ = c.usePooler(context.Background(), "")
 	if c.pool != nil {
 		c.pool.Close()
 	}
@@ -152,9 +161,16 @@ func (c *cluster) start(ctx context.Context, name string, sv serve) (*replica, e
 	if err != nil {
 		return nil, err
 	}
+	dbURL, env := c.dbURL, serveEnv()
+	if c.pooler != nil {
+		dbURL = c.poolerURL
+		if c.withDirect {
+			env = append(env, "DATABASE_DIRECT_URL="+c.dbURL)
+		}
+	}
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{
-		Command: []string{c.cfg.Bin, "serve"}, DatabaseURL: c.dbURL, Auth: "token",
-		Demo: bench.Demo{Delay: sv.pace}, ShutdownGrace: sv.grace, Env: serveEnv(), Log: logf,
+		Command: []string{c.cfg.Bin, "serve"}, DatabaseURL: dbURL, Auth: "token",
+		Demo: bench.Demo{Delay: sv.pace}, ShutdownGrace: sv.grace, Env: env, Log: logf,
 	})
 	if err != nil {
 		logf.Close()
@@ -177,7 +193,7 @@ func serveEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "DATABASE_URL" || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "TOOLMARK_") {
+		if k == "DATABASE_URL" || k == "DATABASE_DIRECT_URL" || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "TOOLMARK_") {
 			continue
 		}
 		env = append(env, kv)

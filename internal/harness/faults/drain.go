@@ -238,7 +238,7 @@ func (d *drainRun) countOutcomes(ctx context.Context, dr *drainRound) error {
 
 // report adds the drain scenario's criteria and figures to the report.
 func (d *drainRun) report() {
-	const sc = "drain"
+	sc := "drain" + d.s.variant
 	cfg, rp := d.s.cfg, d.s.report
 	rp.check(sc, "longest follower stall after SIGTERM", d.worst <= time.Second, ms(d.worst), "≤ 1000 ms", d.worstWhere)
 	rp.check(sc, "turns of the draining replica that finished (there or elsewhere)", d.aCompleted == d.aTurns,

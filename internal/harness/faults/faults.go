@@ -27,6 +27,9 @@
 //     longest a follower waits for an event, whether the draining replica's
 //     turns finish, how soon /readyz says 503, whether it still accepts
 //     streams, and how long cancelling one of its turns takes.
+//   - pooled: takeover (with three replicas) and drain again, the replicas
+//     reaching PostgreSQL through PgBouncer in transaction mode, with a
+//     direct URL and without one (pooled.go).
 //
 // Run returns a Report: one Criterion per check, with the measured value, the
 // bound and the outcome, and the figures behind them (turns killed, events
@@ -52,7 +55,7 @@ type Config struct {
 	DatabaseURL string   // a PostgreSQL server to use; "" starts an embedded one
 	WorkDir     string   // replica logs and the embedded server's data
 	Seed        uint64   // seeds the random choices; 0 picks one
-	Only        []string // scenarios to run (kill, takeover, pgrestart, resume, hostile, drain); empty runs all
+	Only        []string // scenarios to run (kill, takeover, pgrestart, resume, hostile, drain, pooled); empty runs all
 	Progress    io.Writer
 
 	KillRounds int           // kill -9 rounds, alternately in the burst window and at a random point
@@ -76,7 +79,7 @@ type Config struct {
 }
 
 // Scenarios lists the scenario names in the order Run runs them.
-var Scenarios = []string{"kill", "takeover", "pgrestart", "resume", "hostile", "drain"}
+var Scenarios = []string{"kill", "takeover", "pgrestart", "resume", "hostile", "drain", "pooled"}
 
 // Short returns the counts of the short form that CI runs after the tests.
 func Short() Config {
@@ -109,6 +112,9 @@ type suite struct {
 	report *Report
 	rngMu  sync.Mutex
 	rng    *rand.Rand
+	// variant names how the replicas reach the database when it is not
+	// the usual way, after the scenario's name in the report (pooled.go).
+	variant string
 }
 
 // Run runs the scenarios of cfg and returns their report. An error means the
@@ -135,7 +141,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	s.progress("seed %d, work dir %s, database %s", cfg.Seed, cfg.WorkDir, cl.describeDB())
 	runs := map[string]func(context.Context) error{
 		"kill": s.kill, "takeover": s.takeover, "pgrestart": s.pgRestart,
-		"resume": s.resume, "hostile": s.hostile, "drain": s.drain,
+		"resume": s.resume, "hostile": s.hostile, "drain": s.drain, "pooled": s.pooled,
 	}
 	for _, name := range Scenarios {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, name) {

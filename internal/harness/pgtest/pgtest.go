@@ -61,6 +61,7 @@ func Main(m *testing.M) {
 // Stop stops the embedded server started for this test binary, if any, and
 // removes its data directory. Main calls it.
 func Stop() {
+	stopBouncer()
 	if server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
