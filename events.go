@@ -25,6 +25,7 @@ const (
 	EventSnapshot        EventType = "snapshot"
 	EventModelRetry      EventType = "model_retry"
 	EventUsage           EventType = "usage"
+	EventToolProgress    EventType = "tool_progress"
 	EventTurnCompleted   EventType = "turn_completed"
 	EventTurnFailed      EventType = "turn_failed"
 	EventTurnCancelled   EventType = "turn_cancelled"
@@ -137,6 +138,17 @@ type SubagentStatusData struct {
 	Message    string `json:"message,omitempty"`
 }
 
+// ToolProgressData is the payload of tool_progress: a running tool call
+// reports how far it got (an MCP server's notifications/progress, or a
+// built-in tool's simplifiedagent.ReportProgress). Total is 0 when unknown;
+// Message is the tool's own words, untrusted text.
+type ToolProgressData struct {
+	ToolCallID string  `json:"toolCallId"`
+	Progress   float64 `json:"progress"`
+	Total      float64 `json:"total,omitempty"`
+	Message    string  `json:"message,omitempty"`
+}
+
 // SnapshotData is the payload of snapshot: the whole state of the turn's
 // message as of Seq, sent when a cursor is older than the retained log.
 type SnapshotData struct {
@@ -185,6 +197,8 @@ func DecodeData(t EventType, raw json.RawMessage) (any, error) {
 		return decode[ModelRetryData](t, raw)
 	case EventUsage:
 		return decode[UsageData](t, raw)
+	case EventToolProgress:
+		return decode[ToolProgressData](t, raw)
 	}
 	return nil, nil
 }

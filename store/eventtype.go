@@ -28,6 +28,7 @@ var eventTypes = [...]toolmark.EventType{
 	15: toolmark.EventTurnCompleted,
 	16: toolmark.EventTurnFailed,
 	17: toolmark.EventTurnCancelled,
+	19: toolmark.EventToolProgress,
 }
 
 var eventTypeCodes = func() map[toolmark.EventType]int16 {

@@ -1,0 +1,131 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/mcptest"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
+)
+
+// everythingStdio is a config of server-everything over stdio.
+func everythingStdio(t *testing.T, env map[string]string) *mcptools.Config {
+	cmd, args := mcptest.Everything(t)
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": cmd, "args": args, "env": map[string]string{"GREETING": "${GREETING}"}},
+	}})
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["GREETING"] = "hello from the config"
+	return mustParse(t, string(raw), env)
+}
+
+// TestEverythingCalls calls echo, get-sum, get-structured-content and
+// get-tiny-image of the reference server over stdio and over streamable
+// HTTP through the demo model: each tag ends success with the server's
+// result, structured content as JSON and the image described, never as
+// base64.
+func TestEverythingCalls(t *testing.T) {
+	url, _ := mcptest.EverythingHTTP(t)
+	configs := map[string]*mcptools.Config{
+		"stdio": everythingStdio(t, nil),
+		"http":  mustParse(t, `{"mcpServers": {"everything": {"type": "http", "url": "`+url+`"}}}`, nil),
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			m := mustStart(t, cfg)
+			if st := m.Servers(); len(st) != 1 || st[0].Status != mcptools.StatusConnected {
+				t.Fatalf("servers: %+v", st)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			tr := runTurn(ctx, t, m, `Try everything_echo {"message": "hi there"} then everything_get-sum {"a": 2, "b": 40} `+
+				`and everything_get-structured-content {"location": "Chicago"} and everything_get-tiny-image {}`)
+			if tr.err != nil {
+				t.Fatal(tr.err)
+			}
+			finals := tr.finals()
+			if len(finals) != 4 {
+				t.Fatalf("got %d final events, want 4: %+v", len(finals), finals)
+			}
+			want := map[string]string{"everything_echo": "hi there", "everything_get-sum": "42",
+				"everything_get-structured-content": `"temperature"`, "everything_get-tiny-image": "[image: image/png"}
+			for _, f := range finals {
+				if f.Status != "success" {
+					t.Errorf("%s: status %s (%s), want success", f.Name, f.Status, f.Error)
+				}
+				if !strings.Contains(f.Result, want[f.Name]) || want[f.Name] == "" {
+					t.Errorf("%s: result %q lacks %q", f.Name, f.Result, want[f.Name])
+				}
+				if !strings.Contains(f.Markup, `server="everything"`) {
+					t.Errorf("%s: markup %s does not name the server", f.Name, f.Markup)
+				}
+			}
+			for _, f := range finals {
+				if strings.Contains(f.Result, "iVBOR") {
+					t.Errorf("the image went to the model as base64: %.80s", f.Result)
+				}
+			}
+			for _, tc := range tr.state.Calls() {
+				if !tc.Status.Final() {
+					t.Errorf("tag %s is %s", tc.ID, tc.Status)
+				}
+			}
+		})
+	}
+}
+
+// TestEverythingProgressAndStop runs trigger-long-running-operation: its
+// progress notifications become tool_progress events and the status
+// bubble says "trigger-long-running-operation: 2 of 10"; cancelling the
+// turn ends the tag cancelled within a second.
+func TestEverythingProgressAndStop(t *testing.T) {
+	m := mustStart(t, everythingStdio(t, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr, done := startTurn(ctx, m, `everything_trigger-long-running-operation {"duration": 20, "steps": 10}`)
+	waitFor(t, 20*time.Second, "two tool_progress events", func() bool { return len(tr.ofType(toolmark.EventToolProgress)) >= 2 })
+	p := tr.ofType(toolmark.EventToolProgress)[1].Data.(toolmark.ToolProgressData)
+	if p.Progress != 2 || p.Total != 10 || p.ToolCallID == "" {
+		t.Errorf("second progress: %+v", p)
+	}
+	if b := tr.bubble(); !strings.HasPrefix(b, "trigger-long-running-operation: 2 of 10") {
+		t.Errorf("bubble %q, want trigger-long-running-operation: 2 of 10", b)
+	}
+	stop := time.Now()
+	cancel()
+	waitFor(t, 5*time.Second, "the turn's end", func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	took := time.Since(stop)
+	finals := tr.finals()
+	if len(finals) != 1 || finals[0].Status != "cancelled" {
+		t.Fatalf("finals: %+v", finals)
+	}
+	if took > time.Second {
+		t.Errorf("the tag ended cancelled %v after the stop, want within 1 s", took)
+	}
+	t.Logf("stop to cancelled: %v", took)
+}
+
+// waitFor polls cond every 20 ms until it holds or d passed.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("no %s within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
