@@ -19,7 +19,9 @@ func explicitCalls(question string, offered map[string]bool, salt int) []llms.To
 	}
 	// The longest name first, so that a name that is the prefix of
 	// another does not take its place.
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+	})
 	type found struct {
 		at         int
 		name, args string

@@ -117,4 +117,3 @@ func hasTool(m *mcptools.Manager, name string) bool {
 	}
 	return false
 }
-

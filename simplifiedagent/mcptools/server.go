@@ -36,7 +36,7 @@ type server struct {
 
 	mu       sync.Mutex
 	status   Status
-	errText  string      // why it failed, a sentence
+	errText  string // why it failed, a sentence
 	sess     *mcp.ClientSession
 	ready    chan struct{} // closed when sess is set or the state changes
 	tools    []*mcp.Tool
