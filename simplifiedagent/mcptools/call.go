@@ -97,13 +97,33 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*
 // transport; the cause goes to the log.
 func (s *server) callError(sess *mcp.ClientSession, err error) error {
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
+	if errors.As(err, &we) && we.Code != codeRejected {
 		return s.userError(err, "the %s tool server refused the call (error %d)", s.cfg.Name, we.Code)
 	}
+	// The connection failed: later calls wait for the reconnection
+	// instead of failing on the same dead session.
+	s.drop(sess)
 	if s.cfg.Transport == TransportStdio {
 		return s.userError(err, "the %s tool server stopped", s.cfg.Name)
 	}
 	return s.userError(err, "the %s tool server could not be reached or gave no usable answer", s.cfg.Name)
+}
+
+// codeRejected is the code the SDK gives a request its transport could not
+// deliver (its jsonrpc2.ErrRejected): a transport failure, not the server's
+// answer.
+const codeRejected = -32005
+
+// drop closes sess after a transport failure, unless the server already
+// moved on to another session.
+func (s *server) drop(sess *mcp.ClientSession) {
+	s.mu.Lock()
+	current := s.sess == sess
+	s.mu.Unlock()
+	if current {
+		s.setState(StatusConnecting, "", nil)
+		go func() { _ = sess.Close() }()
+	}
 }
 
 func (s *server) userError(cause error, format string, args ...any) error {

@@ -3,6 +3,8 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +129,58 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("no %s within %v", what, d)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEverythingEnv: get-env shows the stdio server only the variables its
+// config lists plus PATH, HOME and LANG — none of toolmark's own.
+func TestEverythingEnv(t *testing.T) {
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": "/tmp", "DATABASE_URL": "postgres://secret",
+		"ANTHROPIC_API_KEY": "sk-secret", "TOOLMARK_MCP_CONFIG": "x"}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	m := mustStart(t, everythingStdio(t, env))
+	f := one(t, m, `everything_get-env {}`)
+	var got map[string]string
+	if err := json.Unmarshal([]byte(f.Result), &got); err != nil {
+		t.Fatalf("get-env: %v: %.200s", err, f.Result)
+	}
+	allowed := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "GREETING": true}
+	for k := range got {
+		if !allowed[k] {
+			t.Errorf("the server sees %s", k)
+		}
+	}
+	if got["GREETING"] != "hello from the config" || got["HOME"] != "/tmp" {
+		t.Errorf("env: %v", got)
+	}
+	if strings.Contains(f.Result, "secret") {
+		t.Error("a secret reached the server")
+	}
+}
+
+// TestFilesystem reads a file through server-filesystem, whose tools
+// answer with text and structured content.
+func TestFilesystem(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the lease is renewed every 10 s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := mcptest.Filesystem(t, dir)
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"files": map[string]any{"command": cmd, "args": args, "tools": []string{"read_text_file", "list_directory"}}}})
+	m := mustStart(t, mustParse(t, string(raw), map[string]string{"PATH": os.Getenv("PATH")}))
+	if n := len(m.Tools()); n != 2 {
+		t.Fatalf("%d tools, want the 2 of the allow-list", n)
+	}
+	path, _ := json.Marshal(filepath.Join(dir, "notes.txt"))
+	f := one(t, m, `files_read_text_file {"path": `+string(path)+`}`)
+	if f.Status != "success" || !strings.Contains(f.Result, "renewed every 10 s") {
+		t.Errorf("read: %+v", f)
+	}
+	f = one(t, m, `files_read_text_file {"path": "/etc/passwd"}`)
+	if f.Status != "error" || f.Error == "" {
+		t.Errorf("outside its directory: %+v", f)
 	}
 }

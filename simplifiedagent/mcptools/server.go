@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os/exec"
@@ -131,8 +132,9 @@ func (s *server) serve(ctx context.Context, sess *mcp.ClientSession) {
 // failure is the sentence people see for a connection that failed.
 func (s *server) failure(err error) string {
 	var ee *exec.Error
+	var pe *fs.PathError
 	switch {
-	case errors.As(err, &ee):
+	case errors.As(err, &ee) || errors.As(err, &pe):
 		return fmt.Sprintf("the command of the %s tool server could not be started", s.cfg.Name)
 	case s.cfg.Transport == TransportStdio:
 		return fmt.Sprintf("the %s tool server did not start", s.cfg.Name)
