@@ -14,8 +14,8 @@ func TestToolNames(t *testing.T) {
 	taken := map[string]bool{"search_documents": true, "files_read": true}
 	cases := []struct{ server, tool, want string }{
 		{"everything", "echo", "everything_echo"},
-		{"files", "read", "files_read_2"},                // a built-in has the name
-		{"files", "read", "files_read_3"},                // and so has the call before
+		{"files", "read", "files_read_2"}, // a built-in has the name
+		{"files", "read", "files_read_3"}, // and so has the call before
 		{"my server", "get.thing/now", "my_server_get_thing_now"},
 		{"", "", "tool_tool"},
 		{"ünïcode", "tööl", "__n__code_t____l"},
