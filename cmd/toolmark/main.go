@@ -55,6 +55,7 @@ Usage:
 Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server
   TOOLMARK_SEARXNG_URL   a SearxNG server for the web_search tool
+  TOOLMARK_MCP_CONFIG    an mcpServers JSON file: the agent gets its MCP servers' tools
   TOOLMARK_CPUPROFILE    write the command's CPU profile to this file (go tool pprof)
 ` + modelEnvHelp
 
