@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark/internal/app"
-	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 	"github.com/toolmark/toolmark/internal/pgtest"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 	"github.com/toolmark/toolmark/store"
 )
 
