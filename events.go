@@ -122,6 +122,17 @@ type ToolCallData struct {
 	// call as it now stands ("Searching knowledge base for: …"), written
 	// once by the server so that every client shows the same words.
 	StatusText string `json:"statusText,omitempty"`
+	// Images, on tool_call_success, are the raster images the tool
+	// returned (an MCP tool's image content); the tag then has an images
+	// attribute with their number.
+	Images []ToolImage `json:"images,omitempty"`
+}
+
+// ToolImage is an image a tool returned: PNG, JPEG, GIF or WebP, its
+// MediaType sniffed from its bytes (Data, base64 in JSON).
+type ToolImage struct {
+	MediaType string `json:"mediaType"`
+	Data      []byte `json:"data"`
 }
 
 // TodoUpdateData is the payload of todo_update: the whole list as it now is.

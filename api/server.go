@@ -199,6 +199,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
 			r.Get("/turns/{id}", s.handleGetTurn)
 			r.Get("/turns/{id}/events", s.handleTurnEvents)
+			r.Get("/turns/{id}/tool-calls/{callId}/images/{n}", s.handleToolImage)
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
 			r.Post("/chat", s.handleChat)
 		})

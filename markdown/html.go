@@ -124,6 +124,10 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(string(status))
 	_ = w.WriteByte('"')
 	writeAttr(w, "data-tool-type", tc.Type)
+	if n := statustext.Attr(tc, "images"); status == toolcallmarkup.StatusSuccess && n != "" {
+		// The call returned images (a count); the page adds them.
+		writeAttr(w, "data-images", n)
+	}
 	// The visible status text is the widget's accessible text, after its
 	// state in words (the icon is hidden from screen readers).
 	_, _ = w.WriteString(` role="status">`)

@@ -70,7 +70,7 @@ func TestMCPServers(t *testing.T) {
 		}
 	}
 
-	conv, _ := chat(t, srv.URL, "", `everything_echo {"message": "hi"} everything_get-sum {"a": 1, "b": 2} `+
+	conv, turn := chat(t, srv.URL, "", `everything_echo {"message": "hi"} everything_get-sum {"a": 1, "b": 2} `+
 		`everything_get-structured-content {"location": "New York"} everything_get-tiny-image {}`)
 	// As a page loaded afterwards reads it.
 	resp, err := http.Get(srv.URL + "/api/conversations/" + conv)
@@ -92,9 +92,31 @@ func TestMCPServers(t *testing.T) {
 	if len(calls) != 4 {
 		t.Fatalf("%d tags in the stored answer, want 4:\n%s", len(calls), content)
 	}
+	imageCall := ""
 	for _, c := range calls {
 		if c.Status != toolcallmarkup.StatusSuccess || !strings.Contains(toolcallmarkup.OpenTag(c), `server="everything"`) {
 			t.Errorf("stored tag: %s", toolcallmarkup.OpenTag(c))
+		}
+		if c.Type == "everything_get-tiny-image" {
+			imageCall = c.ID
+		}
+	}
+	// The image is served as an image, sniffed, with nosniff.
+	base := srv.URL + "/api/turns/" + turn.ID + "/tool-calls/" + imageCall + "/images/"
+	for _, tt := range []struct {
+		n      string
+		status int
+	}{{"0", 200}, {"1", 404}, {"x", 404}} {
+		resp, err := http.Get(base + tt.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("image %s: %d, want %d", tt.n, resp.StatusCode, tt.status)
+		}
+		if tt.status == 200 && (resp.Header.Get("Content-Type") != "image/png" || resp.Header.Get("X-Content-Type-Options") != "nosniff") {
+			t.Errorf("image headers: %v", resp.Header)
 		}
 	}
 }

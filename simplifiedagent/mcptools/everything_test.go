@@ -69,6 +69,13 @@ func TestEverythingCalls(t *testing.T) {
 				}
 			}
 			for _, f := range finals {
+				if f.Name == "everything_get-tiny-image" {
+					if len(f.Images) != 1 || f.Images[0].MediaType != "image/png" || !strings.Contains(f.Markup, `images="1"`) {
+						t.Errorf("the image: %d images, markup %s", len(f.Images), f.Markup)
+					}
+				} else if len(f.Images) != 0 {
+					t.Errorf("%s: images %d", f.Name, len(f.Images))
+				}
 				if strings.Contains(f.Result, "iVBOR") {
 					t.Errorf("the image went to the model as base64: %.80s", f.Result)
 				}

@@ -65,8 +65,9 @@ func (t *Tool) TagAttrs(map[string]any) []toolcallmarkup.Attr {
 func (t *Tool) Timeout() time.Duration { return 24 * time.Hour }
 
 // Call calls the tool with the model's JSON arguments and returns the text
-// the model gets (see Result). A result with isError fails with the tool's
-// own text.
+// the model gets (see ResultText). Its raster images go to the call's
+// success event (simplifiedagent.AttachImage). A result with isError fails
+// with the tool's own text.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	args := json.RawMessage(strings.TrimSpace(input))
 	if len(args) == 0 || !json.Valid(args) || args[0] != '{' {
@@ -77,6 +78,11 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 		return "", err
 	}
 	text := ResultText(res)
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok && !res.IsError {
+			simplifiedagent.AttachImage(ctx, img.Data) // shown in the call's details
+		}
+	}
 	if res.IsError {
 		if strings.TrimSpace(text) == "" {
 			text = fmt.Sprintf("%s failed", t.def.Name)

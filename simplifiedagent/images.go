@@ -1,0 +1,63 @@
+package simplifiedagent
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// Limits of the images a tool call may return (AttachImage).
+const (
+	MaxToolImages     = 4
+	MaxToolImageBytes = 512 << 10 // all of a call's images together
+)
+
+// RasterType returns the media type of data sniffed from its bytes when it
+// is a PNG, JPEG, GIF or WebP image, else "". Whatever a tool says an image
+// is, only these are kept and served (never SVG or HTML).
+func RasterType(data []byte) string {
+	switch t := http.DetectContentType(data); t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return t
+	}
+	return ""
+}
+
+// AttachImage hands an image the tool call whose context ctx is returned to
+// its tool_call_success event, where the page shows it in the call's
+// details. It reports whether the image was kept: only a raster image
+// (RasterType), at most MaxToolImages per call and MaxToolImageBytes in all,
+// of a call that is still running.
+func AttachImage(ctx context.Context, data []byte) bool {
+	ci := callFromContext(ctx)
+	mt := RasterType(data)
+	if ci == nil || mt == "" {
+		return false
+	}
+	return ci.s.attachImage(ci.c, toolmark.ToolImage{MediaType: mt, Data: append([]byte(nil), data...)})
+}
+
+func (s *session) attachImage(c *call, img toolmark.ToolImage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size := len(img.Data)
+	for _, i := range c.images {
+		size += len(i.Data)
+	}
+	if s.closed || c.status.Final() || len(c.images) >= MaxToolImages || size > MaxToolImageBytes {
+		return false
+	}
+	c.images = append(c.images, img)
+	return true
+}
+
+// imageAttrs is the images attribute of a call that returned images.
+func imageAttrs(c *call) []toolcallmarkup.Attr {
+	if len(c.images) == 0 {
+		return nil
+	}
+	return []toolcallmarkup.Attr{{Key: "images", Value: strconv.Itoa(len(c.images))}}
+}
