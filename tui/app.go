@@ -92,9 +92,9 @@ type model struct {
 	mode      mode
 	notice    string
 	tools     client.Tools // what /tools shows
-	quitArmed time.Time // when a first Ctrl-C on an idle prompt asked to confirm
-	cancelled time.Time // when a Ctrl-C last cancelled an answer
-	pending   int       // cancel requests in flight, let finish before quitting
+	quitArmed time.Time    // when a first Ctrl-C on an idle prompt asked to confirm
+	cancelled time.Time    // when a Ctrl-C last cancelled an answer
+	pending   int          // cancel requests in flight, let finish before quitting
 	quitting  bool
 }
 
