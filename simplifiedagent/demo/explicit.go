@@ -71,3 +71,11 @@ func explicitCalls(question string, offered map[string]bool, salt int) []llms.To
 func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
+
+// composeResults writes the answer to a question that named its calls:
+// what each returned, or why it failed.
+func composeResults(question string, results []toolResult) string {
+	c := &composer{quoted: map[string]bool{}}
+	c.unasked(results, make([]bool, len(results)))
+	return c.write(question)
+}

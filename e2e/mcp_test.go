@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolmark/toolmark/internal/mcptest"
+	"github.com/toolmark/toolmark/internal/testserver"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
+)
+
+// everythingServer starts a test server whose agent has server-everything
+// (stdio) and a server that cannot start.
+func everythingServer(t *testing.T) *testserver.Server {
+	t.Helper()
+	cmd, args := mcptest.Everything(t)
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": cmd, "args": args},
+		"broken":     map[string]any{"command": "/nonexistent/mcp-server"},
+	}})
+	cfg, err := mcptools.Parse(raw, "mcp.json", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, MCP: cfg})
+}
+
+// TestBrowserMCP: the page lists the MCP servers and their tools, shows a
+// call's progress in the status bubble, ends it cancelled within a second
+// of Stop, and shows a result image in the call's details.
+func TestBrowserMCP(t *testing.T) {
+	needBrowser(t)
+	srv := everythingServer(t)
+	out := runScript(t, "mcp.mjs", srv.URL)
+	if m := regexp.MustCompile(`stop to cancelled tag: \d+ ms`).FindString(out); m != "" {
+		t.Log(m)
+	}
+}
+
+// TestTUIMCP: /tools lists the servers and their tools, and a call's
+// progress shows in the terminal's status line.
+func TestTUIMCP(t *testing.T) {
+	srv := everythingServer(t)
+	tm := startTerm(t, srv.URL, 120, 40)
+	tm.waitText("offline demo model")
+	tm.typeLine("/tools")
+	screen := tm.waitFor("the tools screen", func(s string) bool {
+		return strings.Contains(s, "MCP server everything") && strings.Contains(s, "connected")
+	})
+	for _, want := range []string{"Built-in tools", "search_documents", "everything_echo", "MCP server broken", "failed",
+		"the command of the broken tool server could not be started"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the tools screen lacks %q:\n%s", want, screen)
+		}
+	}
+	tm.keys("Escape")
+	tm.waitText("No messages yet") // an Esc with keys right after it would be read as Alt+key
+	tm.typeLine(`everything_trigger-long-running-operation {"duration": 6, "steps": 3}`)
+	tm.waitText("trigger-long-running-operation: 1 of 3")
+	tm.waitFor("the end of the turn", func(s string) bool { return strings.Contains(s, "The everything_trigger-long-running-operation tool returned") })
+}
