@@ -60,5 +60,7 @@ func TestTUIMCP(t *testing.T) {
 	tm.waitText("No messages yet") // an Esc with keys right after it would be read as Alt+key
 	tm.typeLine(`everything_trigger-long-running-operation {"duration": 6, "steps": 3}`)
 	tm.waitText("trigger-long-running-operation: 1 of 3")
-	tm.waitFor("the end of the turn", func(s string) bool { return strings.Contains(s, "The everything_trigger-long-running-operation tool returned") })
+	tm.waitFor("the end of the turn", func(s string) bool {
+		return strings.Contains(s, "The everything_trigger-long-running-operation tool returned")
+	})
 }
