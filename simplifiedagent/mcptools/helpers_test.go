@@ -63,6 +63,11 @@ func runTurn(ctx context.Context, t *testing.T, m *mcptools.Manager, question st
 
 // startTurn is runTurn in the background: done is closed when it ended.
 func startTurn(ctx context.Context, m *mcptools.Manager, question string) (*turn, <-chan struct{}) {
+	return startTurnWith(ctx, m.AgentTools(), question)
+}
+
+// startTurnWith is startTurn with the tools given.
+func startTurnWith(ctx context.Context, tools []simplifiedagent.Tool, question string) (*turn, <-chan struct{}) {
 	tr := &turn{state: turnstate.New()}
 	// The runner's turn_started, which Run does not send.
 	_ = tr.state.Apply(toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{}}, time.Now())
@@ -72,7 +77,7 @@ func startTurn(ctx context.Context, m *mcptools.Manager, question string) (*turn
 	go func() {
 		defer close(done)
 		tr.res, tr.err = simplifiedagent.Run(ctx, simplifiedagent.Request{Model: model, Input: question,
-			Tools: m.AgentTools()}, tr.emit)
+			Tools: tools}, tr.emit)
 	}()
 	return tr, done
 }
