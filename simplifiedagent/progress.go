@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/toolmark/toolmark"
@@ -13,10 +14,16 @@ import (
 // MaxProgressMessageBytes caps the message of a tool_progress event.
 const MaxProgressMessageBytes = 300
 
+// MinProgressInterval is how often a call's progress is reported at most:
+// reports that come sooner are dropped (but not the one that reaches the
+// total), so a tool that reports in a tight loop does not flood the log.
+const MinProgressInterval = 100 * time.Millisecond
+
 // ReportProgress reports how far the tool call whose context ctx is got:
 // progress out of total (0 when unknown) and an optional message in the
 // tool's own words. It emits a tool_progress event, which the status bubble
-// shows ("trigger-long-running-operation: 2 of 3"). It does nothing outside
+// shows ("trigger-long-running-operation: 2 of 3"), at most one per
+// MinProgressInterval. It does nothing outside
 // a tool call, for a call that is already final, for values that are not
 // finite numbers, and after Run returned. It is safe for concurrent use.
 func ReportProgress(ctx context.Context, progress, total float64, message string) {
@@ -48,5 +55,10 @@ func (s *session) progress(c *call, d toolmark.ToolProgressData) {
 	if s.closed || !c.tagged || c.status != toolcallmarkup.StatusRunning {
 		return
 	}
+	now := time.Now()
+	if now.Sub(c.progressAt) < MinProgressInterval && (d.Total == 0 || d.Progress < d.Total) {
+		return
+	}
+	c.progressAt = now
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolProgress, Data: d})
 }

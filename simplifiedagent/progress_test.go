@@ -20,7 +20,10 @@ func TestReportProgress(t *testing.T) {
 	steps := funcTool{name: "steps", fn: func(ctx context.Context, _ string) (string, error) {
 		simplifiedagent.ReportProgress(ctx, 1, 2, "first\x1b[2J half")
 		simplifiedagent.ReportProgress(ctx, math.NaN(), 2, "")
-		simplifiedagent.ReportProgress(ctx, 2, 2, "")
+		for range 1000 { // too soon after the first: dropped
+			simplifiedagent.ReportProgress(ctx, 1.5, 2, "")
+		}
+		simplifiedagent.ReportProgress(ctx, 2, 2, "") // the total: kept
 		late = ctx
 		return "done", nil
 	}}

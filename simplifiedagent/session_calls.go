@@ -33,6 +33,8 @@ type call struct {
 	end       time.Time
 	owner     *loop
 	images    []toolmark.ToolImage // see AttachImage
+	// progressAt is when the call's last tool_progress left.
+	progressAt time.Time
 }
 
 func (s *session) subagentStatus(id, phase, msg string) {
