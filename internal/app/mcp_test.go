@@ -101,6 +101,11 @@ func TestMCPServers(t *testing.T) {
 			imageCall = c.ID
 		}
 	}
+	// A sub-agent has the MCP tools too: its call nests in its tag.
+	chat(t, srv.URL, conv, `subagent {"task": "everything_echo {\"message\": \"from below\"}"}`)
+	if !nestedEcho(t, srv.URL, conv) {
+		t.Error("the sub-agent did not call everything_echo")
+	}
 	// The image is served as an image, sniffed, with nosniff.
 	base := srv.URL + "/api/turns/" + turn.ID + "/tool-calls/" + imageCall + "/images/"
 	for _, tt := range []struct {
@@ -119,6 +124,31 @@ func TestMCPServers(t *testing.T) {
 			t.Errorf("image headers: %v", resp.Header)
 		}
 	}
+}
+
+// nestedEcho reports whether the conversation's last answer holds a
+// successful everything_echo call nested in a sub-agent's tag.
+func nestedEcho(t *testing.T, base, conv string) bool {
+	t.Helper()
+	resp, err := http.Get(base + "/api/conversations/" + conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || len(page.Messages) == 0 {
+		t.Fatalf("conversation: %v", err)
+	}
+	for _, c := range toolcallmarkup.Parse(page.Messages[len(page.Messages)-1].Content) {
+		if c.Type == "everything_echo" && c.ParentID != "" && c.Status == toolcallmarkup.StatusSuccess {
+			return true
+		}
+	}
+	return false
 }
 
 func states(t api.Tools) string {
