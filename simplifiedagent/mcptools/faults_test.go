@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,4 +211,41 @@ func TestRemoteFaults(t *testing.T) {
 		t.Fatalf("junk server: %+v", st)
 	}
 	noInternals(t, st.Error)
+}
+
+// TestSSE: a server over the older HTTP+SSE transport, with headers from
+// the config on every request.
+func TestSSE(t *testing.T) {
+	srv := fakeServer("", 100)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var auth []string
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		sse.ServeHTTP(w, r)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	m := mustStart(t, mustParse(t, `{"mcpServers": {"fake": {"type": "sse", "url": "http://`+ln.Addr().String()+`/sse",
+		"headers": {"Authorization": "Bearer ${TOKEN}"}}}}`, map[string]string{"TOKEN": "t0k"}))
+	if f := one(t, m, `fake_slow {"steps": 2, "ms": 10}`); f.Status != "success" || f.Result != "done" {
+		t.Fatalf("over SSE: %+v", f)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range auth {
+		if a != "Bearer t0k" {
+			t.Errorf("headers sent: %q", auth)
+			break
+		}
+	}
+	if len(auth) < 2 {
+		t.Errorf("%d requests", len(auth))
+	}
 }

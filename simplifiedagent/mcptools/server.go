@@ -70,11 +70,12 @@ func (s *server) setState(st Status, errText string, sess *mcp.ClientSession) {
 func (s *server) run(ctx context.Context) {
 	fails := 0
 	for ctx.Err() == nil {
-		sess, err := s.connect(ctx)
+		sess, end, err := s.connect(ctx)
 		if err == nil {
 			err = s.listTools(ctx, sess)
 			if err != nil {
 				_ = sess.Close()
+				end()
 			}
 		}
 		if err != nil {
@@ -95,6 +96,7 @@ func (s *server) run(ctx context.Context) {
 		s.setState(StatusConnected, "", sess)
 		s.log.Info("MCP server connected", "tools", len(s.toolList()))
 		s.serve(ctx, sess)
+		end()
 		if ctx.Err() != nil {
 			return
 		}
@@ -161,8 +163,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// connect starts or dials the server and initialises a session.
-func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect starts or dials the server and initialises a session; end
+// releases what the connection holds once the session is over.
+func (s *server) connect(ctx context.Context) (sess *mcp.ClientSession, end context.CancelFunc, err error) {
 	var t mcp.Transport
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -178,9 +181,21 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { s.onProgress(r.Params) },
 	})
-	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
-	defer cancel()
-	return c.Connect(cctx, t, nil)
+	// The connection lives on the context it was made with (the SSE
+	// transport's stream does), so the connect timeout is a timer, not a
+	// context deadline; end cancels it when the session is over.
+	cctx, end := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.opts.ConnectTimeout, end)
+	sess, err = c.Connect(cctx, t, nil)
+	if !timer.Stop() && err == nil {
+		_ = sess.Close()
+		err = errors.New("connect timed out")
+	}
+	if err != nil {
+		end()
+		return nil, nil, err
+	}
+	return sess, end, nil
 }
 
 // command is the stdio transport: the server's command with only its
