@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +26,28 @@ func everythingServer(t *testing.T) *testserver.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, MCP: cfg})
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 10 * time.Millisecond, MCP: cfg})
+	// Until everything has started (node takes its time on a busy
+	// machine), its tools are not offered yet.
+	end := time.Now().Add(60 * time.Second)
+	for {
+		var tools struct {
+			Servers []struct{ Name, Status string } `json:"servers"`
+		}
+		if resp, err := http.Get(srv.URL + "/api/tools"); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&tools)
+			resp.Body.Close()
+		}
+		for _, s := range tools.Servers {
+			if s.Name == "everything" && s.Status == "connected" {
+				return srv
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("server-everything did not connect within a minute: %+v", tools.Servers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestBrowserMCP: the page lists the MCP servers and their tools, shows a
