@@ -158,3 +158,17 @@ func states(t api.Tools) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestToolsWithoutMCP: with no MCP config the server offers its built-in
+// tools and no server.
+func TestToolsWithoutMCP(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	tools := getTools(t, srv.URL)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, " "); got != "search_documents fetch_url todo_list subagent" || len(tools.Servers) != 0 {
+		t.Errorf("tools %q, servers %+v", got, tools.Servers)
+	}
+}
