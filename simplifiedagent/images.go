@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/tmc/langchaingo/llms"
+
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
@@ -60,4 +62,28 @@ func imageAttrs(c *call) []toolcallmarkup.Attr {
 		return nil
 	}
 	return []toolcallmarkup.Attr{{Key: "images", Value: strconv.Itoa(len(c.images))}}
+}
+
+// ToolResultImagesModel is a model whose provider takes images in tool
+// results (Anthropic's messages API does). The loop sends such a model the
+// images a call returned (AttachImage) as llms.BinaryContent parts right
+// after the call's llms.ToolCallResponse; other models get only the text,
+// in which a tool describes its images.
+type ToolResultImagesModel interface {
+	ToolResultImages() bool
+}
+
+// toolResultParts is what the model gets of a finished call.
+func (l *loop) toolResultParts(c *call) []llms.ContentPart {
+	parts := []llms.ContentPart{llms.ToolCallResponse{ToolCallID: c.modelID, Name: c.name, Content: c.modelResult()}}
+	m, ok := l.req.Model.(ToolResultImagesModel)
+	if !ok || !m.ToolResultImages() || c.status != toolcallmarkup.StatusSuccess {
+		return parts
+	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	for _, img := range c.images {
+		parts = append(parts, llms.BinaryContent{MIMEType: img.MediaType, Data: img.Data})
+	}
+	return parts
 }
