@@ -91,11 +91,12 @@ type model struct {
 
 	mode      mode
 	notice    string
-	tools     client.Tools // what /tools shows
-	quitArmed time.Time    // when a first Ctrl-C on an idle prompt asked to confirm
-	cancelled time.Time    // when a Ctrl-C last cancelled an answer
-	pending   int          // cancel requests in flight, let finish before quitting
+	quitArmed time.Time // when a first Ctrl-C on an idle prompt asked to confirm
+	cancelled time.Time // when a Ctrl-C last cancelled an answer
+	pending   int       // cancel requests in flight, let finish before quitting
 	quitting  bool
+
+	tools client.Tools // what /tools shows
 }
 
 func newModel(ctx context.Context, cfg Config, info client.Info) *model {
