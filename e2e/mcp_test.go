@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,4 +89,24 @@ func TestTUIMCP(t *testing.T) {
 	tm.waitFor("the end of the turn", func(s string) bool {
 		return strings.Contains(s, "The everything_trigger-long-running-operation tool returned")
 	})
+}
+
+// TestServeMCPConfigError: a config mistake stops serve with exit status 2
+// and a line naming the file, the server and the field.
+func TestServeMCPConfigError(t *testing.T) {
+	bin := toolmarkBin(t)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"files": {"type": "http", "url": "ftp://x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--mcp-config", file)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://nobody@127.0.0.1:1/none")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit: %v\n%s", err, out)
+	}
+	if want := `MCP config ` + file + `: server "files": field "url"`; !strings.Contains(string(out), want) {
+		t.Errorf("output %q lacks %q", out, want)
+	}
 }
