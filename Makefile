@@ -15,11 +15,12 @@ run: build
 build:
 	$(GO) build -o $(BIN) ./cmd/toolmark
 
-## test: vet, then every test (unit, database, HTTP and browser) with the race detector
+## test: vet, then every test (unit, database, HTTP, browser and MCP servers) with the race detector
 test:
 	@scripts/need-postgres.sh
 	@scripts/need-pgbouncer.sh
 	@scripts/need-browser.sh
+	@scripts/need-mcp.sh
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 

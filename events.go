@@ -25,6 +25,7 @@ const (
 	EventSnapshot        EventType = "snapshot"
 	EventModelRetry      EventType = "model_retry"
 	EventUsage           EventType = "usage"
+	EventToolProgress    EventType = "tool_progress"
 	EventTurnCompleted   EventType = "turn_completed"
 	EventTurnFailed      EventType = "turn_failed"
 	EventTurnCancelled   EventType = "turn_cancelled"
@@ -57,6 +58,7 @@ var eventTypes = []eventType{
 	{EventTurnFailed, 16, decode[TurnEndData]},
 	{EventTurnCancelled, 17, decode[TurnEndData]},
 	{EventReasoningDelta, 18, decode[ReasoningDeltaData]},
+	{EventToolProgress, 19, decode[ToolProgressData]},
 }
 
 // eventType is one row of eventTypes.
@@ -212,6 +214,17 @@ type ToolCallData struct {
 	// call as it now stands ("Searching knowledge base for: …"), written
 	// once by the server so that every client shows the same words.
 	StatusText string `json:"statusText,omitempty"`
+	// Images, on tool_call_success, are the raster images the tool
+	// returned (an MCP tool's image content); the tag then has an images
+	// attribute with their number.
+	Images []ToolImage `json:"images,omitempty"`
+}
+
+// ToolImage is an image a tool returned: PNG, JPEG, GIF or WebP, its
+// MediaType sniffed from its bytes (Data, base64 in JSON).
+type ToolImage struct {
+	MediaType string `json:"mediaType"`
+	Data      []byte `json:"data"`
 }
 
 // TodoUpdateData is the payload of todo_update: the whole list as it now is.
@@ -226,6 +239,17 @@ type SubagentStatusData struct {
 	Phase      string `json:"phase"`      // "started", "round", "completed", "failed"
 	Round      int    `json:"round,omitempty"`
 	Message    string `json:"message,omitempty"`
+}
+
+// ToolProgressData is the payload of tool_progress: a running tool call
+// reports how far it got (an MCP server's notifications/progress, or a
+// built-in tool's simplifiedagent.ReportProgress). Total is 0 when unknown;
+// Message is the tool's own words, untrusted text.
+type ToolProgressData struct {
+	ToolCallID string  `json:"toolCallId"`
+	Progress   float64 `json:"progress"`
+	Total      float64 `json:"total,omitempty"`
+	Message    string  `json:"message,omitempty"`
 }
 
 // SnapshotData is the payload of snapshot: the whole state of the turn's

@@ -68,6 +68,7 @@ type Config struct {
 	Logger  *slog.Logger
 	Metrics Metrics      // optional
 	Web     http.Handler // the page at /; optional
+	Tools   func() Tools // what GET /api/tools lists; optional
 
 	Auth        string // AuthLocal or AuthToken [AuthLocal]
 	LocalUserID string // the user of AuthLocal
@@ -184,6 +185,7 @@ func (s *Server) routes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			r.Get("/info", s.handleInfo)
+			r.Get("/tools", s.handleTools)
 			r.Post("/conversations", s.handleCreateConversation)
 			r.Get("/conversations", s.handleListConversations)
 			r.Get("/conversations/{id}", s.handleGetConversation)
@@ -197,6 +199,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
 			r.Get("/turns/{id}", s.handleGetTurn)
 			r.Get("/turns/{id}/events", s.handleTurnEvents)
+			r.Get("/turns/{id}/tool-calls/{callId}/images/{n}", s.handleToolImage)
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
 			r.Post("/chat", s.handleChat)
 		})

@@ -121,3 +121,28 @@ func (c *Client) ExportConversation(ctx context.Context, conversationID, format 
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	return body, fileName, err
 }
+
+// Tools is what GET /api/tools answers: the tools the agent offers and the
+// state of every MCP server.
+type Tools struct {
+	Tools []struct {
+		Name        string `json:"name"`
+		Server      string `json:"server"` // "" for a built-in tool
+		Tool        string `json:"tool"`
+		Description string `json:"description"`
+	} `json:"tools"`
+	Servers []struct {
+		Name      string   `json:"name"`
+		Transport string   `json:"transport"`
+		Status    string   `json:"status"` // connected, connecting or failed
+		Error     string   `json:"error,omitempty"`
+		Tools     []string `json:"tools"`
+	} `json:"servers"`
+}
+
+// ListTools lists the tools the agent offers and its MCP servers' states.
+func (c *Client) ListTools(ctx context.Context) (Tools, error) {
+	var out Tools
+	err := c.do(ctx, http.MethodGet, "/api/tools", nil, nil, &out)
+	return out, err
+}

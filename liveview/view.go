@@ -200,6 +200,7 @@ var changes = map[toolmark.EventType]func(l *View, e toolmark.Event, data any) (
 	toolmark.EventTurnFailed:      (*View).ended,
 	toolmark.EventTurnCancelled:   (*View).ended,
 	toolmark.EventReasoningDelta:  (*View).reasoningChanged,
+	toolmark.EventToolProgress:    nothing, // the bubble
 }
 
 func nothing(*View, toolmark.Event, any) bool { return false }

@@ -93,6 +93,20 @@ func (r *HTMLRenderer) renderToolCall(w util.BufWriter, source []byte, node ast.
 	return ast.WalkSkipChildren, nil
 }
 
+// imageCount reports whether n is the number of an images attribute: one
+// or two digits.
+func imageCount(n string) bool {
+	if n == "" || len(n) > 2 {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // stringWriter is what writeWidget writes to: a util.BufWriter or a
 // strings.Builder.
 type stringWriter interface {
@@ -124,6 +138,10 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 	_, _ = w.WriteString(string(status))
 	_ = w.WriteByte('"')
 	writeAttr(w, "data-tool-type", tc.Type)
+	if n := statustext.Attr(tc, "images"); status == toolcallmarkup.StatusSuccess && imageCount(n) {
+		// The call returned images (a count); the page adds them.
+		writeAttr(w, "data-images", n)
+	}
 	// The visible status text is the widget's accessible text, after its
 	// state in words (the icon is hidden from screen readers).
 	_, _ = w.WriteString(` role="status">`)

@@ -14,7 +14,6 @@ import (
 	"github.com/toolmark/toolmark/store"
 )
 
-
 // statements counts the statements a store sends.
 type statements struct{ n atomic.Int64 }
 

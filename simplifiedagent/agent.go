@@ -281,9 +281,7 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 			return answer, rounds, fmt.Errorf("round %d: %w", round, context.Cause(ctx))
 		}
 		for _, c := range calls {
-			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
-				llms.ToolCallResponse{ToolCallID: c.modelID, Name: c.name, Content: c.modelResult()},
-			}})
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: l.toolResultParts(c)})
 		}
 	}
 	return answer, rounds, nil

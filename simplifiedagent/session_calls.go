@@ -32,6 +32,9 @@ type call struct {
 	begin     time.Time
 	end       time.Time
 	owner     *loop
+	images    []toolmark.ToolImage // see AttachImage
+	// progressAt is when the call's last tool_progress left.
+	progressAt time.Time
 }
 
 func (s *session) subagentStatus(id, phase, msg string) {
@@ -245,13 +248,14 @@ func (s *session) succeed(c *call, result string) {
 	if t, ok := c.tool.(ResultAttrsTool); ok {
 		attrs = t.ResultAttrs(result)
 	}
+	attrs = append(attrs, imageAttrs(c)...)
 	markup, text, err := s.updateLocked(c, toolcallmarkup.Update{Status: toolcallmarkup.StatusSuccess, Extra: attrs})
 	if err != nil {
 		return
 	}
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventToolCallSuccess, Data: toolmark.ToolCallData{
 		ToolCallID: c.id, ParentID: c.parentID, Name: c.name, Status: string(c.status), Markup: markup, Result: result,
-		StatusText: text}, Tag: c.tc})
+		StatusText: text, Images: c.images}, Tag: c.tc})
 }
 
 // fail ends c with status (error or cancelled) and errText.

@@ -218,9 +218,14 @@ func todoText(tc toolcallmarkup.ToolCall) string {
 
 // Generic is the status text of tool types without one of their own:
 // "Preparing <type>…", "Running <type>…", "<type> finished", "<type> failed",
-// "<type> cancelled".
+// "<type> cancelled". A tag with a tool attribute (an MCP tool's own name)
+// is named by it instead of its type.
 func Generic(tc toolcallmarkup.ToolCall) string {
-	name := toolcallmarkup.ShortenRunes(tc.Type, DisplayLimit)
+	name := Attr(tc, "tool")
+	if name == "" {
+		name = tc.Type
+	}
+	name = toolcallmarkup.ShortenRunes(name, DisplayLimit)
 	if name == "" {
 		name = "tool"
 	}
@@ -247,4 +252,38 @@ func Normalize(s toolcallmarkup.Status) toolcallmarkup.Status {
 		return s
 	}
 	return toolcallmarkup.StatusPending
+}
+
+// Progress returns the status line of a running call that reported
+// progress: the tool's name and how far it got ("trigger-long-running-operation:
+// 2 of 3", "export: 40", "index: 50%" when total is 100), with the tool's
+// message, when it sent one, as the subject on a second line. The name is
+// the tag's tool attribute (an MCP tool's own name) or else its type.
+func Progress(tc toolcallmarkup.ToolCall, progress, total float64, message string) string {
+	name := Attr(tc, "tool")
+	if name == "" {
+		name = tc.Type
+	}
+	name = toolcallmarkup.ShortenRunes(name, DisplayLimit)
+	head := name + ": " + number(progress)
+	switch {
+	case total == 100:
+		head += "%"
+	case total > 0:
+		head += " of " + number(total)
+	}
+	message = strings.Join(strings.Fields(message), " ")
+	if message == "" {
+		return head
+	}
+	return head + "\n" + toolcallmarkup.ShortenRunes(message, DisplayLimit)
+}
+
+// number writes f without a fraction when it has none, else with one
+// decimal.
+func number(f float64) string {
+	if f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64)
 }

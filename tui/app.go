@@ -60,6 +60,7 @@ const (
 	modeChat   mode = iota
 	modePicker      // the list of conversations
 	modeHelp        // the help screen
+	modeTools       // the /tools screen
 )
 
 // quitWindow is how long a first Ctrl-C on an idle prompt waits for the
@@ -94,6 +95,8 @@ type model struct {
 	cancelled time.Time // when a Ctrl-C last cancelled an answer
 	pending   int       // cancel requests in flight, let finish before quitting
 	quitting  bool
+
+	tools client.Tools // what /tools shows
 }
 
 func newModel(ctx context.Context, cfg Config, info client.Info) *model {
@@ -171,6 +174,8 @@ func (m *model) View() tea.View {
 		body = m.picker.view(m.width, m.bodyHeight())
 	case modeHelp:
 		body = helpView(m.width, m.bodyHeight())
+	case modeTools:
+		body = toolsView(m.tools, m.width, m.bodyHeight())
 	default:
 		body = m.chat.view()
 	}

@@ -90,6 +90,9 @@ func (m *model) command(name, arg string) tea.Cmd {
 	case "/export":
 		done()
 		return m.export(arg)
+	case "/tools":
+		done()
+		return m.listTools()
 	}
 	return nil
 }

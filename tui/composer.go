@@ -116,6 +116,7 @@ var commands = []command{
 	{"/edit", "[TEXT]", "ask TEXT instead of the last question (without TEXT: edit it here)"},
 	{"/rename", "TITLE", "rename the conversation"},
 	{"/export", "[FILE]", "save the conversation as Markdown (a FILE ending in .json: as JSON)"},
+	{"/tools", "", "list the tools the assistant has and the state of its MCP servers"},
 	{"/quit", "", "quit (also Ctrl-C twice on an empty line)"},
 }
 
@@ -171,7 +172,7 @@ func hints(width int, m mode, running bool) string {
 	switch m {
 	case modePicker:
 		return "↑/↓ choose · Enter opens · Esc goes back"
-	case modeHelp:
+	case modeHelp, modeTools:
 		return "Esc or Enter goes back"
 	}
 	stop := "Ctrl-C quit"

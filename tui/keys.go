@@ -39,7 +39,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch m.mode {
 	case modePicker:
 		return m, m.pickerKey(s)
-	case modeHelp:
+	case modeHelp, modeTools:
 		if s == "enter" || s == "q" {
 			m.mode = modeChat
 		}

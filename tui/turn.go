@@ -180,6 +180,13 @@ func (m *model) updateTurn(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		return m, nil
+	case toolsMsg:
+		if msg.err != nil {
+			m.notice = errText(msg.err)
+			return m, nil
+		}
+		m.tools, m.mode = msg.tools, modeTools
+		return m, nil
 	case noticeMsg:
 		m.notice = msg.text
 		if msg.err != nil {

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -222,6 +223,13 @@ func (s *State) Apply(d toolmark.Draft, at time.Time) error {
 		}
 		n.StatusText = s.StatusText
 		*s = *n
+	case toolmark.ToolProgressData:
+		if c, ok := s.byID[data.ToolCallID]; ok && !c.Status.Final() {
+			if tc, err := toolcallmarkup.ParseOpenTag(c.Markup); err == nil {
+				c.Phase = statustext.Progress(tc, data.Progress, data.Total, data.Message)
+				s.touch(c.ID, true)
+			}
+		}
 	case toolmark.ModelRetryData:
 		s.retry = data.Message
 	case toolmark.UsageData:

@@ -56,6 +56,7 @@ Environment:
   DATABASE_URL       PostgreSQL to use; unset starts an embedded server. It may go through a pooler in transaction mode (PgBouncer, Supavisor, Neon)
   DATABASE_DIRECT_URL    a direct connection to the same database, for LISTEN, liveness locks and migrations when DATABASE_URL is pooled
   TOOLMARK_SEARXNG_URL   a SearxNG server for the web_search tool
+  TOOLMARK_MCP_CONFIG    an mcpServers JSON file: the agent gets its MCP servers' tools
   TOOLMARK_CPUPROFILE    write the command's CPU profile to this file (go tool pprof)
 ` + modelEnvHelp
 

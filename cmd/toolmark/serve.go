@@ -20,6 +20,7 @@ import (
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 )
 
 // dbFlags are the flags of every command that opens the database.
@@ -66,8 +67,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&demoCfg.AnswerShape, "demo-answer-shape", "", "what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target: heap growth, in percent of the live heap, that starts a collection (Go's GOGC, which wins when set and this flag is not)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
+	mcpFile := fs.String("mcp-config", os.Getenv("TOOLMARK_MCP_CONFIG"), "an mcpServers JSON file (as Claude Desktop and Cursor use) whose MCP servers' tools the agent gets (env TOOLMARK_MCP_CONFIG)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var mcpCfg *mcptools.Config
+	if *mcpFile != "" {
+		c, err := mcptools.Load(*mcpFile, os.Getenv)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		mcpCfg = c
 	}
 	if err := app.CheckListenAddr(*auth, *addr); err != nil {
 		return err
@@ -106,7 +116,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
-		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow,
+		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow, MCP: mcpCfg,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, StreamWrites: *streamWrites, Logger: log,
 	})
 	if err != nil {

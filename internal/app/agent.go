@@ -11,9 +11,11 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/api"
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 	"github.com/toolmark/toolmark/simplifiedagent/tools"
 	"github.com/toolmark/toolmark/store"
 )
@@ -31,6 +33,9 @@ type agent struct {
 	demo   bool
 	db     *store.DB
 	budget int
+	mcp    *mcptools.Manager
+	sub    *simplifiedagent.Subagent
+	base   []simplifiedagent.Tool // what a sub-agent gets besides the MCP tools
 }
 
 func newAgent(cfg Config, db *store.DB) (*agent, error) {
@@ -73,9 +78,46 @@ func newAgent(cfg Config, db *store.DB) (*agent, error) {
 	if cfg.SearxNGURL != "" {
 		base = append(base, tools.NewWebSearch(cfg.SearxNGURL))
 	}
-	a.tools = append(append([]simplifiedagent.Tool{}, base...),
-		simplifiedagent.NewTodoList(), simplifiedagent.NewSubagent(a.model, base...))
+	a.base, a.sub = base, simplifiedagent.NewSubagent(a.model)
+	a.tools = append(append([]simplifiedagent.Tool{}, base...), simplifiedagent.NewTodoList())
+	a.mcp = mcptools.New(cfg.MCP, mcptools.Options{Logger: cfg.Logger, ClientVersion: Version})
 	return a, nil
+}
+
+// toolsNow returns the tools of a turn: the built-in ones, the sub-agent
+// (with the built-in search tools and the MCP tools) and the MCP servers'
+// tools as they now stand.
+func (a *agent) toolsNow() []simplifiedagent.Tool {
+	names := []string{a.sub.Name()}
+	for _, t := range a.tools {
+		names = append(names, t.Name())
+	}
+	mcp := a.mcp.AgentTools(names...)
+	sub := *a.sub
+	sub.Tools = append(append([]simplifiedagent.Tool{}, a.base...), mcp...)
+	out := append(append([]simplifiedagent.Tool{}, a.tools...), &sub)
+	return append(out, mcp...)
+}
+
+// catalog lists the tools a turn gets and the MCP servers' states
+// (GET /api/tools).
+func (a *agent) catalog() api.Tools {
+	var out api.Tools
+	var builtin []string
+	for _, t := range a.toolsNow() {
+		info := api.ToolInfo{Name: t.Name(), Tool: t.Name(), Description: t.Description()}
+		if m, ok := t.(*mcptools.Tool); ok {
+			info.Server, info.Tool = m.Server(), m.Tool()
+		} else {
+			builtin = append(builtin, t.Name())
+		}
+		out.Tools = append(out.Tools, info)
+	}
+	for _, s := range a.mcp.Servers(builtin...) {
+		out.Servers = append(out.Servers, api.ToolServer{Name: s.Name, Transport: s.Transport,
+			Status: string(s.Status), Error: s.Error, Tools: s.Tools})
+	}
+	return out
 }
 
 // run answers one turn.
@@ -84,7 +126,7 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc
 		Model:   a.model,
 		History: simplifiedagent.BuildHistory(in.Summary, in.History),
 		Input:   in.UserText,
-		Tools:   a.tools,
+		Tools:   a.toolsNow(),
 		System:  systemPrompt,
 		Retry:   a.retry,
 		Logger:  a.log,

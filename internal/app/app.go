@@ -23,6 +23,7 @@ import (
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -69,7 +70,10 @@ type Config struct {
 	// api.StreamWritesHub (default) or api.StreamWritesFollower.
 	StreamWrites string
 	ContextChar  int // history budget in characters before compaction
-	Logger       *slog.Logger
+	// MCP is the operator's MCP servers (nil for none): their tools join
+	// the built-in ones.
+	MCP    *mcptools.Config
+	Logger *slog.Logger
 }
 
 // App is a running toolmark server's parts.
@@ -82,6 +86,7 @@ type App struct {
 	API     *api.Server
 	Metrics *metrics.Metrics
 	ownDB   bool
+	mcp     *mcptools.Manager
 }
 
 // Open connects to (or starts) the database, applies migrations and builds
@@ -112,6 +117,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.mcp = ag.mcp
+	ag.mcp.Start(ctx)
 	if ag.demo {
 		n, err := seedCorpus(ctx, a.DB)
 		if err != nil {
@@ -132,7 +139,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	})
 	a.API = api.New(api.Config{
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
-		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser,
+		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser, Tools: ag.catalog,
 		Info:            api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
 		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
 	})
@@ -289,6 +296,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 
 // Close closes the database and stops the embedded server.
 func (a *App) Close() {
+	if a.mcp != nil {
+		_ = a.mcp.Close()
+	}
 	if a.DB != nil && a.ownDB {
 		a.DB.Close()
 	}

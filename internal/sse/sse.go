@@ -74,6 +74,8 @@ var names = map[toolmark.EventType]string{
 	toolmark.EventTurnCompleted:   "turn_completed",
 	toolmark.EventTurnFailed:      "turn_failed",
 	toolmark.EventTurnCancelled:   "turn_cancelled",
+	toolmark.EventReasoningDelta:  "reasoning_delta",
+	toolmark.EventToolProgress:    "tool_progress",
 }
 
 // Name returns the SSE event name of type t: its row in names, or t itself

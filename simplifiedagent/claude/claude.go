@@ -21,6 +21,7 @@ package claude
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,11 @@ func New(cfg Config) (*Model, error) {
 	}
 	return &Model{client: anthropic.NewClient(opts...), model: cfg.Model}, nil
 }
+
+// ToolResultImages reports that the messages API takes images in tool
+// results, so the agent sends a tool's images to the model (as
+// llms.BinaryContent parts right after its llms.ToolCallResponse).
+func (m *Model) ToolResultImages() bool { return true }
 
 // Call implements llms.Model for a single prompt.
 func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
@@ -231,6 +237,16 @@ func convert(messages []llms.MessageContent) ([]anthropic.MessageParam, string, 
 				case toolmark.ReasoningRedacted:
 					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(p.ReasoningPart.Data))
 				}
+			case llms.BinaryContent:
+				// An image a tool returned, right after its result (see
+				// ToolResultImages): it goes into that tool_result.
+				n := len(blocks)
+				if n == 0 || blocks[n-1].OfToolResult == nil || !strings.HasPrefix(p.MIMEType, "image/") {
+					return nil, "", fmt.Errorf("claude: unsupported binary part %q", p.MIMEType)
+				}
+				img := anthropic.NewImageBlockBase64(p.MIMEType, base64.StdEncoding.EncodeToString(p.Data))
+				tr := blocks[n-1].OfToolResult
+				tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: img.OfImage})
 			default:
 				return nil, "", fmt.Errorf("claude: unsupported message part %T", part)
 			}

@@ -46,6 +46,9 @@ func CheckShape(s string) error {
 
 // planned is plan with the Tools knob applied.
 func (m *Model) planned(question string, offered map[string]bool, salt int) []llms.ToolCall {
+	if calls := explicitCalls(question, offered, salt); len(calls) > 0 {
+		return calls
+	}
 	switch {
 	case m.Tools == 0 || (m.Tools > 0 && !offered["search_documents"]):
 		return plan(question, offered, salt)

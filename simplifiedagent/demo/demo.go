@@ -114,7 +114,12 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 			return m.toolCalls(ctx, []llms.ToolCall{newCall(len(messages), 0, "todo_list", string(args))})
 		}
 	}
-	answer := m.sized(compose(question, results))
+	var answer string
+	if len(explicitCalls(question, offered, 0)) > 0 {
+		answer = m.sized(composeResults(question, results)) // the question named its calls
+	} else {
+		answer = m.sized(compose(question, results))
+	}
 	if prior := partialAnswer(messages); prior != "" {
 		// An answer begun on another server and handed over: go on
 		// where it stopped, as a model continuing its own message does.

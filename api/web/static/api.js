@@ -50,6 +50,8 @@ export const PAGE = 30;
 
 export const api = {
   info: () => request('GET', '/api/info'),
+  /** tools lists the tools the agent offers and the MCP servers' states. */
+  tools: () => request('GET', '/api/tools'),
   signIn: (token) => request('POST', '/api/session', { token }),
   signOut: () => request('DELETE', '/api/session'),
 

@@ -20,6 +20,7 @@ import { MessageList } from './messages.js';
 import { PinnedPlan } from './plan.js';
 import { ScrollKeeper } from './scroll.js';
 import { SidebarSearch } from './search.js';
+import { ToolList } from './tools.js';
 import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
 
@@ -38,6 +39,7 @@ class App {
     this.keeper = new ScrollKeeper(this.els.messages, $('#jump'));
     this.list = new MessageList(this.els.messages, this.els.empty, this.keeper);
     this.plan = new PinnedPlan($('#todos'));
+    this.tools = new ToolList($('#tools'));
     this.sidebar = new Sidebar({
       app: this.els.app, list: $('#conversation-list'), more: $('#more-conversations'), menu: $('#menu'),
       scrim: $('#scrim'), main: this.els.main, onDelete: (id) => this.deleteConversation(id),
@@ -131,6 +133,7 @@ class App {
     this.els.kbBanner.hidden = info.documents !== 0;
     this.els.signOut.hidden = info.auth !== 'token';
     this.els.model.textContent = info.model ? 'Model: ' + info.model : '';
+    this.tools.load();
     await this.sidebar.load().catch((e) => showError('Could not load the conversations: ' + e.message));
     const id = decodeURIComponent(location.hash.slice(1));
     if (id) await this.select(id);

@@ -3,7 +3,7 @@
 // so the live morph (live.js) keeps them and the tests can leave them out:
 // a bar on each code block with its language and a Copy button that stays
 // in view while the code scrolls sideways, a real button that folds a
-// sub-agent's steps, and typeset math.
+// sub-agent's steps, the images a tool call returned, and typeset math.
 
 import { make, copyText } from './dom.js';
 import { typeset } from './math.js';
@@ -12,6 +12,7 @@ import { typeset } from './math.js';
 export function decorate(root) {
   for (const pre of root.querySelectorAll('pre')) codeBar(pre);
   for (const w of root.querySelectorAll('.toolcall')) foldButton(w);
+  for (const w of root.querySelectorAll('.toolcall[data-images]')) resultImages(w);
   typeset(root);
 }
 
@@ -39,6 +40,24 @@ function foldButton(widget) {
     type: 'button', className: 'toolcall__fold', dataset: { ui: '' },
     attrs: { 'aria-expanded': String(!folded) },
   }, 'Steps'));
+}
+
+/**
+ * resultImages shows the images a call returned, folded under the widget:
+ * the server keeps them with the call's result and serves them as images
+ * only (GET /api/turns/{id}/tool-calls/{callId}/images/{n}).
+ */
+function resultImages(widget) {
+  const turnId = widget.closest('[data-turn-id]')?.dataset.turnId;
+  const n = Math.min(Number(widget.dataset.images) || 0, 4);
+  if (!turnId || !n || widget.querySelector(':scope > .toolcall__images')) return;
+  const base = '/api/turns/' + encodeURIComponent(turnId) + '/tool-calls/' + encodeURIComponent(widget.dataset.toolCallId) + '/images/';
+  const imgs = [];
+  for (let i = 0; i < n; i++) {
+    imgs.push(make('img', { className: 'toolcall__image', src: base + i, alt: 'Image ' + (i + 1) + ' the tool returned', loading: 'lazy' }));
+  }
+  widget.append(make('details', { className: 'toolcall__images', dataset: { ui: '' }, open: true },
+    make('summary', {}, n === 1 ? 'Result image' : 'Result images'), ...imgs));
 }
 
 /** onAnswerClick handles the controls decorate adds (one listener for all answers). */

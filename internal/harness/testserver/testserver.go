@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolmark/toolmark/internal/app"
 	"github.com/toolmark/toolmark/internal/harness/pgtest"
+	"github.com/toolmark/toolmark/simplifiedagent/mcptools"
 	"github.com/toolmark/toolmark/store"
 )
 
@@ -62,6 +63,8 @@ type Options struct {
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
+	// MCP is the MCP servers whose tools the agent gets (nil: none).
+	MCP *mcptools.Config
 }
 
 // Server is a running test server.
@@ -130,6 +133,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
 		Heartbeat: opts.Heartbeat, StreamWriteTimeout: opts.StreamWriteTimeout, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
+		MCP: opts.MCP,
 	})
 	if err != nil {
 		cancel()
