@@ -194,3 +194,13 @@ func TestBrowserPaging(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "paging.mjs", srv.URL)
 }
+
+// TestBrowserLayout: only the message list scrolls: wheel turns at the
+// bottom and over the header, the composer and the sidebar, and the keys
+// that scroll a page, leave the document as tall as the window at 1200 px
+// and at 375 px.
+func TestBrowserLayout(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "layout.mjs", srv.URL)
+}
