@@ -201,7 +201,7 @@ func TestEverydayActions(t *testing.T) {
 		}
 		text := string(md)
 		if !strings.HasPrefix(text, "# Resume notes\n") || !strings.Contains(text, "## You — ") || !strings.Contains(text, "## Assistant — ") ||
-			strings.Contains(text, "<ToolCall") || !strings.Contains(text, "\n> ") {
+			strings.Contains(text, "<ToolCall") || !strings.Contains(text, "\n- ✓ ") {
 			t.Errorf("markdown export:\n%s", text)
 		}
 		var js struct {
