@@ -97,7 +97,7 @@ func TestExportMarkdownWhole(t *testing.T) {
 				}
 			}
 		}
-		sort.Strings(got) // the JSON lists calls as they started, the
+		sort.Strings(got)  // the JSON lists calls as they started, the
 		sort.Strings(want) // Markdown where they stand in the answer
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("message %d: call lines %q, want %q:\n%s", i, got, want, sec)
