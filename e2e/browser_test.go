@@ -204,3 +204,13 @@ func TestBrowserLayout(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "layout.mjs", srv.URL)
 }
+
+// TestBrowserTabs: a turn sent in one tab, or started through the API as
+// the terminal client does, shows in another tab on the conversation
+// within a second; a tab whose send is refused (a turn is running) follows
+// the running answer and keeps its text.
+func TestBrowserTabs(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
+	runScript(t, "tabs.mjs", srv.URL)
+}

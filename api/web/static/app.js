@@ -22,6 +22,7 @@ import { ScrollKeeper } from './scroll.js';
 import { SidebarSearch } from './search.js';
 import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
+import { ConversationWatch } from './watch.js';
 
 function setHash(id) {
   const want = id ? '#' + encodeURIComponent(id) : '';
@@ -60,6 +61,8 @@ class App {
     this.loadSeq = 0; // bumped by every conversation shown, so a late answer is dropped
     this.demo = false;
     this.orphans = new Set(); // conversations of a first message that failed, to delete
+    this.watch = new ConversationWatch((id, turnId) => this.onTurnElsewhere(id, turnId));
+    this.announced = null; // a turn announced while this page was sending
   }
 
   start() {
@@ -159,6 +162,7 @@ class App {
     this.stopFollowing();
     this.loadSeq++;
     this.currentId = null;
+    this.watch.watch(null);
     this.sidebar.setCurrent(null);
     this.list.show([]);
     this.plan.clear();
@@ -178,6 +182,7 @@ class App {
     this.stopFollowing();
     if (!quiet) showError('');
     this.currentId = id;
+    this.watch.watch(id);
     const seq = ++this.loadSeq;
     this.sidebar.reveal(id).catch(() => {});
     let data;
@@ -296,6 +301,7 @@ class App {
       if (created) {
         if (seq !== this.loadSeq) return; // the reader went elsewhere meanwhile
         this.currentId = created.id;
+        this.watch.watch(created.id);
         this.loadSeq++;
         setHash(created.id);
         this.titleBar.show(created.id, this.els.title.textContent);
@@ -313,11 +319,23 @@ class App {
       this.follow(data.turn.id, 0, '', this.texts.thinking);
     } catch (e) {
       if (created) await this.dropOrphan(created.id); // gone before the error shows
-      if (e.code === 'conflict') showError('An answer is still being written in this conversation.');
-      else showError('Could not send the message: ' + e.message);
+      if (e.code === 'conflict') {
+        showError('An answer is still being written in this conversation; your message stays in the box.');
+        this.select(this.currentId, { quiet: true }); // and follow that answer
+      } else showError('Could not send the message: ' + e.message);
     } finally {
       this.composer.sending(false);
+      const t = this.announced;
+      this.announced = null;
+      if (t && this.currentId === t.id && !(this.live && this.live.turnId === t.turnId)) this.select(t.id, { quiet: true });
     }
+  }
+
+  /** onTurnElsewhere follows a turn started in the conversation shown by another tab or client. */
+  onTurnElsewhere(id, turnId) {
+    if (id !== this.currentId || (this.live && this.live.turnId === turnId)) return;
+    if (this.composer.isSending) this.announced = { id, turnId }; // after the send, unless it is its own
+    else if (!this.live) this.select(id, { quiet: true });
   }
 
   /** dropOrphan deletes a conversation made for a first message that failed (later, if it cannot now). */
