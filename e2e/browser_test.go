@@ -214,3 +214,11 @@ func TestBrowserTabs(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
 	runScript(t, "tabs.mjs", srv.URL)
 }
+
+// TestBrowserSearchHit: a search hit in turn 3 of 34 opens its
+// conversation with turn 3 loaded, in view and the match marked.
+func TestBrowserSearchHit(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "searchhit.mjs", srv.URL)
+}

@@ -22,6 +22,7 @@ import { ScrollKeeper } from './scroll.js';
 import { SidebarSearch } from './search.js';
 import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
+import { revealHit } from './hit.js';
 import { ConversationWatch } from './watch.js';
 
 function setHash(id) {
@@ -45,7 +46,7 @@ class App {
     });
     this.search = new SidebarSearch({
       input: $('#search'), browse: $('#browse'), results: $('#search-results'), more: $('#more-results'), status: $('#search-status'),
-    }, () => this.sidebar.close(true));
+    }, (hit) => this.openHit(hit));
     this.titleBar = new TitleBar({
       title: this.els.title, tools: $('#conversation-tools'), rename: $('#rename'), form: $('#rename-form'),
       input: $('#rename-input'), cancel: $('#rename-cancel'), exportBtn: $('#export'), menu: $('#export-menu'),
@@ -200,6 +201,14 @@ class App {
       return;
     }
     if (seq === this.loadSeq) this.showConversation(data); // else another one was selected meanwhile
+  }
+
+  /** openHit opens a search result's conversation at its hit: {id, messageId, q}. */
+  async openHit({ id, messageId, q }) {
+    this.sidebar.close(true);
+    setHash(id);
+    if (id !== this.currentId) await this.select(id);
+    if (messageId && this.currentId === id) await revealHit(this.list, this.keeper, messageId, q);
   }
 
   /** showConversation draws a fetched conversation and follows its active turn. */

@@ -25,6 +25,9 @@ export class MessageList {
     this.area = area;
     this.empty = empty;
     this.keeper = keeper;
+    this.older = null; // { before, load } while there are earlier messages
+    this.earlier = null; // the "Show earlier messages" button
+    this.loading = null; // the load of earlier messages under way
   }
 
   /**
@@ -52,12 +55,15 @@ export class MessageList {
     return b;
   }
 
-  /** loadEarlier puts the page before the first message shown above it, keeping what the reader sees in place. */
-  async loadEarlier() {
+  /** loadEarlier puts the page before the first message shown above it, keeping what the reader sees in place; one load at a time. */
+  loadEarlier() {
+    if (this.older && !this.loading) this.loading = this.fetchEarlier().finally(() => { this.loading = null; });
+    return this.loading || Promise.resolve();
+  }
+
+  async fetchEarlier() {
     const older = this.older;
     const b = this.earlier;
-    if (!older || this.loading) return;
-    this.loading = true;
     b.disabled = true;
     b.textContent = 'Loading earlier messages…';
     try {
@@ -76,7 +82,6 @@ export class MessageList {
     } catch (e) {
       showError('Could not load earlier messages: ' + e.message);
     } finally {
-      this.loading = false;
       b.disabled = false;
       b.textContent = 'Show earlier messages';
     }

@@ -81,6 +81,15 @@ export class ScrollKeeper {
     this.showJump();
   }
 
+  /** reveal stops following and puts el in the middle of the view (scrolling the messages only). */
+  reveal(el) {
+    this.follow = false;
+    const a = this.area.getBoundingClientRect();
+    const r = el.getBoundingClientRect();
+    this.set(this.area.scrollTop + r.top - a.top - (this.area.clientHeight - Math.min(r.height, this.area.clientHeight)) / 2);
+    this.showJump();
+  }
+
   set(top) {
     this.area.scrollTop = top;
     this.lastTop = this.area.scrollTop;
