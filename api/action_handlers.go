@@ -106,6 +106,18 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 	writeTurnAccepted(w, t)
 }
 
+// handleSelectVersion makes a question's version the conversation's
+// version in its place: the branch follows it (store.SelectVersion).
+func (s *Server) handleSelectVersion(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	m, err := s.cfg.Store.SelectVersion(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"message": m})
+}
+
 // handleReplacedMessages lists the messages retries, regenerations and
 // edits replaced: the earlier versions.
 func (s *Server) handleReplacedMessages(w http.ResponseWriter, r *http.Request) {
@@ -175,7 +187,7 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	var out []messageView
 	for i := len(pages) - 1; i >= 0; i-- {
 		for _, e := range pages[i] {
-			v := messageView{Message: e.Message, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage}
+			v := messageView{Message: e.Message, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Versions: e.Versions}
 			if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
 				v.Error = e.TurnError
 			}

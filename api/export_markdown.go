@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolmark/toolmark"
@@ -13,7 +14,8 @@ import (
 // tool calls becomes a list where it stood, nested calls (a sub-agent's)
 // indented under their parent, each with a mark of its final status and
 // its error; the plan with each item's final state; the end of an answer
-// that did not complete, with its error. Blocks are separated by exactly
+// that did not complete, with its error; a question asked again says
+// which of its versions the export holds. Blocks are separated by exactly
 // one blank line.
 
 // maxExportLine bounds a line the export makes of a title, a todo or a
@@ -58,6 +60,9 @@ func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
 		}
 		blocks = append(blocks, fmt.Sprintf("## %s — %s", who, m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")))
 		if m.Role == toolmark.RoleUser {
+			if n := len(m.Versions); n > 1 {
+				blocks = append(blocks, fmt.Sprintf("*(version %d of %d of this question)*", slices.Index(m.Versions, m.ID)+1, n))
+			}
 			blocks = append(blocks, strings.TrimSpace(m.Content))
 			continue
 		}

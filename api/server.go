@@ -196,6 +196,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/turns/{id}/retry", s.handleRetryTurn)
 			r.Post("/turns/{id}/regenerate", s.handleRegenerateTurn)
 			r.Post("/messages/{id}/edit", s.handleEditMessage)
+			r.Post("/messages/{id}/select", s.handleSelectVersion)
 			r.Delete("/conversations/{id}", s.handleDeleteConversation)
 			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
 			r.Get("/turns/{id}", s.handleGetTurn)
