@@ -222,3 +222,12 @@ func TestBrowserSearchHit(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "searchhit.mjs", srv.URL)
 }
+
+// TestBrowserVersions: every question offers Edit and every answer
+// Regenerate; an earlier question edited shows 2/2, and its first version
+// brings the first branch back whole, after a reload too.
+func TestBrowserVersions(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "versions.mjs", srv.URL)
+}

@@ -23,6 +23,7 @@ import { SidebarSearch } from './search.js';
 import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
 import { revealHit } from './hit.js';
+import { VersionChooser, showVersions } from './versions.js';
 import { ConversationWatch } from './watch.js';
 
 function setHash(id) {
@@ -53,6 +54,8 @@ class App {
       markdown: $('#export-markdown'), json: $('#export-json'),
     }, () => this.sidebar.load().catch(() => {}));
     this.actions = new MessageActions({ area: this.els.messages, keeper: this.keeper, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
+    this.list.onEarlier = () => this.live || this.actions.place();
+    this.versions = new VersionChooser({ area: this.els.messages, keeper: this.keeper, reload: () => this.select(this.currentId, { quiet: true }) });
     this.composer = new Composer({
       form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
       onSend: () => this.send(), onStop: () => this.stopTurn(),
@@ -62,8 +65,10 @@ class App {
     this.loadSeq = 0; // bumped by every conversation shown, so a late answer is dropped
     this.demo = false;
     this.orphans = new Set(); // conversations of a first message that failed, to delete
-    this.watch = new ConversationWatch((id, turnId) => this.onTurnElsewhere(id, turnId));
-    this.announced = null; // a turn announced while this page was sending
+    this.watch = new ConversationWatch({
+      busy: () => this.composer.isSending || this.actions.busy, following: () => !!this.live,
+      open: (id) => id === this.currentId && this.select(id, { quiet: true }),
+    });
   }
 
   start() {
@@ -268,6 +273,7 @@ class App {
     const data = await live.showStored();
     if (data && data.activeTurn && data.activeTurn.id !== live.turnId) this.showConversation(data);
     else if (data) this.setTitle(data.conversation.title || 'Untitled conversation');
+    if (data) showVersions(this.els.messages, data.messages);
     if (!this.live) this.actions.update(true);
     this.sidebar.load().catch(() => {});
   }
@@ -291,6 +297,7 @@ class App {
     this.list.appendUser(text, data.turn.userMessageId);
     this.plan.clear();
     this.follow(data.turn.id, 0, '', this.texts.thinking);
+    this.watch.settle(); // the turn announced meanwhile is this one
     // The button pressed went with its message: the focus goes to Stop, as from Send.
     if (!document.activeElement || document.activeElement === document.body) this.composer.stop.focus();
   }
@@ -334,17 +341,8 @@ class App {
       } else showError('Could not send the message: ' + e.message);
     } finally {
       this.composer.sending(false);
-      const t = this.announced;
-      this.announced = null;
-      if (t && this.currentId === t.id && !(this.live && this.live.turnId === t.turnId)) this.select(t.id, { quiet: true });
+      this.watch.settle();
     }
-  }
-
-  /** onTurnElsewhere follows a turn started in the conversation shown by another tab or client. */
-  onTurnElsewhere(id, turnId) {
-    if (id !== this.currentId || (this.live && this.live.turnId === turnId)) return;
-    if (this.composer.isSending) this.announced = { id, turnId }; // after the send, unless it is its own
-    else if (!this.live) this.select(id, { quiet: true });
   }
 
   /** dropOrphan deletes a conversation made for a first message that failed (later, if it cannot now). */

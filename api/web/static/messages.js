@@ -9,6 +9,7 @@ import { parseHTML } from './live.js';
 import { decorate } from './decorate.js';
 import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
+import { switcher } from './versions.js';
 
 const count = new Intl.NumberFormat();
 
@@ -28,6 +29,7 @@ export class MessageList {
     this.older = null; // { before, load } while there are earlier messages
     this.earlier = null; // the "Show earlier messages" button
     this.loading = null; // the load of earlier messages under way
+    this.onEarlier = null; // called when earlier messages were put above
   }
 
   /**
@@ -71,6 +73,7 @@ export class MessageList {
       if (this.older !== older) return; // another conversation meanwhile
       const fromEnd = this.area.scrollHeight - this.area.scrollTop;
       b.after(...(page.messages || []).map((m) => this.stored(m)));
+      this.onEarlier?.(); // their controls, before the view is put back in place
       this.area.scrollTop = this.area.scrollHeight - fromEnd;
       if (page.more) {
         older.before = page.before;
@@ -106,6 +109,8 @@ export class MessageList {
     if (m.role === 'user') {
       body.classList.add('message__body--plain');
       body.textContent = m.content; // what the user typed, as text
+      const versions = switcher(m);
+      if (versions) art.querySelector('.message__head').append(versions);
       return art;
     }
     body.classList.add('markdown');
