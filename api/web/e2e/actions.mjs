@@ -274,6 +274,16 @@ async function failedAnswer(page, { phone, prefix }) {
   const { turn: stored, html } = await getJSON(page, '/api/turns/' + failed.turnId);
   assert(note && note === stored.error, `the failed answer says why, in the server's words: ${JSON.stringify(note)} vs ${JSON.stringify(stored.error)}`);
   assert(html || await page.isHidden('.message--assistant:last-of-type .message__body'), 'an answer that failed before its first word shows no empty box');
+  // Shown as an error (not small grey text), and Copy answer copies it.
+  const look = await page.$eval('.message--assistant:last-of-type .message__note', (el) => {
+    const cs = getComputedStyle(el);
+    return { size: parseFloat(cs.fontSize), border: cs.borderTopStyle, color: cs.color, muted: getComputedStyle(document.querySelector('.message__time')).color };
+  });
+  assert(look.size >= 14 && look.border === 'solid' && look.color !== look.muted, 'the error is shown as an error: ' + JSON.stringify(look));
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.locator('.message--assistant:last-of-type').getByRole('button', { name: 'Copy answer' }).click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert(copied === stored.error, `Copy answer copies the error: ${JSON.stringify(copied)}`);
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForSelector('.message--assistant');

@@ -11,7 +11,7 @@
 // textContent.
 
 import { api, newKey, sleep, backoff } from './api.js';
-import { $, announce, showError } from './dom.js';
+import { $, announce, showError, clearError } from './dom.js';
 import { MessageActions } from './actions.js';
 import { Composer } from './composer.js';
 import { onAnswerClick } from './decorate.js';
@@ -25,6 +25,8 @@ import { TitleBar } from './titlebar.js';
 import { revealHit } from './hit.js';
 import { VersionChooser, showVersions } from './versions.js';
 import { ConversationWatch } from './watch.js';
+
+const STOP_FAILED = 'Could not stop the answer: ';
 
 function setHash(id) {
   const want = id ? '#' + encodeURIComponent(id) : '';
@@ -95,8 +97,9 @@ class App {
 
   onKey(e) {
     if (e.key !== 'Escape' || e.isComposing) return;
+    const typing = e.target.matches?.('textarea, input') && e.target.value; // the next message: Esc stops nothing
     if (this.sidebar.isOpen()) this.sidebar.close();
-    else if (this.live) this.stopTurn();
+    else if (this.live && !typing) this.stopTurn();
     else return;
     e.preventDefault();
   }
@@ -267,6 +270,7 @@ class App {
     this.composer.setBusy(false);
     this.sidebar.setRunning(null);
     const end = live.end || {};
+    clearError(STOP_FAILED); // the answer ended: a failed Stop is no longer the news
     if (live.error) showError(live.error);
     announce(end.error ? 'The answer ended: ' + end.error : 'Answer complete.');
     this.plan.clear(); // the answer carries its plan, folded
@@ -366,9 +370,10 @@ class App {
     this.composer.stopping(true);
     try {
       await api.cancelTurn(live.turnId);
+      clearError(STOP_FAILED);
     } catch (e) {
       this.composer.stopping(false);
-      showError('Could not stop the answer: ' + e.message);
+      showError(STOP_FAILED + e.message);
     }
   }
 

@@ -127,7 +127,9 @@ export class MessageList {
     art.append(make('p', { className: 'message__note' }, error));
     if (m.todos && m.todos.length) art.append(newPlan(m.todos, m.status));
     const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
-    copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
+    // An answer that failed before its first word copies why it failed.
+    const note = art.querySelector('.message__note');
+    copy.addEventListener('click', () => copyText(answerMarkdown(m.content || '').trim() || note.textContent, copy));
     // .message__actions is where the actions on an answer go (actions.js).
     art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy), usageOf(m)));
   }
