@@ -43,6 +43,7 @@ export class MessageList {
     this.earlier = older ? this.earlierButton() : null;
     this.area.replaceChildren(...[this.earlier, this.empty].filter(Boolean), ...messages.map((m) => this.stored(m)));
     this.empty.hidden = messages.length > 0;
+    this.keeper.watch(this.area.querySelectorAll(':scope > .message')); // typeset math grows them after this
     this.keeper.toEnd();
   }
 

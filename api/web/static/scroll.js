@@ -54,6 +54,13 @@ export class ScrollKeeper {
     this.jump.hidden = this.follow || this.distance() <= NEAR;
   }
 
+  /** watch watches the area and els (a conversation's messages, whose math and fonts may grow after they show) instead of what it watched. */
+  watch(els) {
+    this.resize.disconnect();
+    this.resize.observe(this.area);
+    for (const el of els) this.resize.observe(el);
+  }
+
   /** observe watches an element whose size changes as content streams in. */
   observe(el) {
     this.resize.observe(el);
