@@ -231,3 +231,10 @@ func TestBrowserVersions(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "versions.mjs", srv.URL)
 }
+
+// TestBrowserPlace: a reload keeps the reader's place in a conversation.
+func TestBrowserPlace(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "place.mjs", srv.URL)
+}

@@ -24,6 +24,7 @@ import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
 import { revealHit } from './hit.js';
 import { VersionChooser, showVersions } from './versions.js';
+import { PlaceKeeper } from './place.js';
 import { ConversationWatch } from './watch.js';
 
 const STOP_FAILED = 'Could not stop the answer: ';
@@ -57,6 +58,7 @@ class App {
     }, () => this.sidebar.load().catch(() => {}));
     this.actions = new MessageActions({ area: this.els.messages, keeper: this.keeper, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
     this.list.onEarlier = () => this.live || this.actions.place();
+    this.place = new PlaceKeeper(this.els.messages, this.keeper, () => this.currentId);
     this.versions = new VersionChooser({ area: this.els.messages, keeper: this.keeper, reload: () => this.select(this.currentId, { quiet: true }) });
     this.composer = new Composer({
       form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
