@@ -120,3 +120,16 @@ func TestPlainOpenFence(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeTabs: a tab indenting code keeps its indentation, finished and
+// while it streams.
+func TestCodeTabs(t *testing.T) {
+	r := newRenderer(80, "dark")
+	src := "```go\nfunc f() {\n\tif x {\n\t\treturn\n\t}\n}\n```"
+	for _, live := range []bool{false, true} {
+		out := Sanitize(r.markdown(src, live))
+		if !strings.Contains(out, "    if x {") || !strings.Contains(out, "        return") {
+			t.Errorf("live %v: the tabs' indentation is lost:\n%s", live, out)
+		}
+	}
+}
