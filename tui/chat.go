@@ -20,7 +20,8 @@ type entry struct {
 	// asked in its place, oldest first (none: asked once).
 	msgID    string
 	versions []string
-	replaced bool // a turn asked in place of another: read again when it ends, with its versions
+	replaced bool            // a turn asked in place of another: read again when it ends, with its versions
+	usage    *toolmark.Usage // the answer's tokens, as stored (a live answer's come with its end)
 	// the live turn's state
 	turnID       string
 	running      bool
@@ -224,6 +225,9 @@ func (c *chat) entryView(e *entry, frozen bool) string {
 	if e.err != nil {
 		b.WriteString(styleErr.Render(markErr+" "+errText(e.err)) + "\n")
 	}
+	if u := usageLine(e); u != "" {
+		b.WriteString(styleMuted.Render(u) + "\n")
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -260,7 +264,7 @@ func entriesOf(msgs []client.Message) []*entry {
 			cur = &entry{}
 			out = append(out, cur)
 		}
-		cur.acc, cur.turnID = acc, msg.TurnID
+		cur.acc, cur.turnID, cur.usage = acc, msg.TurnID, msg.Usage
 	}
 	return out
 }

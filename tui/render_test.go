@@ -133,3 +133,18 @@ func TestCodeTabs(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageLine: an answer's tokens, stored or from its end, as the page
+// writes them.
+func TestUsageLine(t *testing.T) {
+	e := &entry{acc: client.NewAccumulator(nil), usage: &toolmark.Usage{InputTokens: 1649, OutputTokens: 216}}
+	if got := usageLine(e); got != "  1,649 tokens in · 216 out" {
+		t.Errorf("got %q", got)
+	}
+	if got := usageLine(&entry{acc: client.NewAccumulator(nil)}); got != "" {
+		t.Errorf("no usage: got %q", got)
+	}
+	if got := thousands(1234567); got != "1,234,567" {
+		t.Errorf("thousands: %q", got)
+	}
+}
