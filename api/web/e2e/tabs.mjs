@@ -7,9 +7,9 @@ import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems, baseURL } fr
 
 const users = (page) => page.$$eval('.message--user', (els) => els.length);
 
-/** shows waits until page shows n questions and a live answer, and returns how long it took since t0. */
-async function shows(page, n, t0, when) {
-  await page.waitForFunction((n) => document.querySelectorAll('.message--user').length === n && document.querySelector('.message--live'), n, { timeout: 10000 })
+/** shows waits until page shows n questions (and, live, the answer being written), and returns how long it took since t0. */
+async function shows(page, n, t0, when, live = false) {
+  await page.waitForFunction(([n, live]) => document.querySelectorAll('.message--user').length === n && (!live || document.querySelector('.message--live')), [n, live], { timeout: 10000 })
     .catch(async (e) => {
       await shot(page, 'tabs-missed');
       throw new Error(`${when}: the other tab did not show the turn: ${e.message}`);
@@ -29,18 +29,18 @@ await run('tabs', async (browser) => {
   await b.waitForSelector('.message--assistant');
 
   // Sent in tab A.
-  let t0 = Date.now();
   await ask(a, 'Research how cancellation works; what happens after a crash?');
-  const fromTab = await shows(b, 2, t0, 'sent in a tab');
+  let t0 = Date.now(); // the server took the turn
+  const fromTab = await shows(b, 2, t0, 'sent in a tab', true);
   await shot(b, 'tabs-b-follows');
   await Promise.all([waitTurnEnd(a, 90000), waitTurnEnd(b, 90000)]);
 
   // Started through the API, as the terminal client does.
-  t0 = Date.now();
   const r = await fetch(`${baseURL}/api/conversations/${encodeURIComponent(id)}/turns`, {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ content: 'What is a lease?' }),
   });
   assert(r.status === 202, 'turn started through the API: ' + r.status);
+  t0 = Date.now();
   const fromAPI = Math.max(await shows(a, 3, t0, 'API, tab A'), await shows(b, 3, t0, 'API, tab B'));
   await Promise.all([waitTurnEnd(a, 90000), waitTurnEnd(b, 90000)]);
   const texts = async (p) => p.$$eval('.message__body', (els) => els.map((e) => e.textContent));
@@ -59,7 +59,7 @@ await run('tabs', async (browser) => {
   await c.fill('#input', 'A question sent while an answer is being written');
   await c.press('#input', 'Enter');
   await c.waitForSelector('#error-banner:not([hidden])', { timeout: 10000 });
-  await shows(c, 4, Date.now(), 'refused send');
+  await shows(c, 4, Date.now(), 'refused send', true);
   assert((await c.inputValue('#input')) === 'A question sent while an answer is being written', 'the refused text stays in the box');
   await shot(c, 'tabs-refused-follows');
   await Promise.all([waitTurnEnd(a, 90000), waitTurnEnd(c, 90000)]);
