@@ -190,7 +190,11 @@ async function everyAction(page, { phone, prefix }) {
   await button(page, 'Rename').click();
   const title = page.getByRole('textbox', { name: 'Conversation title' });
   await title.fill('Not this one');
-  if (phone) await checkPhone(page, 'renaming');
+  if (phone) {
+    await checkPhone(page, 'renaming');
+    const w = await page.$eval('#rename-input', (el) => el.getBoundingClientRect().width);
+    assert(w >= 250, 'on a phone the title being renamed has the header\'s width: ' + w);
+  }
   await shot(page, prefix + '-renaming');
   await title.press('Escape');
   assert(await page.textContent('#conversation-title') === oldTitle && await page.isVisible('#conversation-title'), 'Esc kept the title');

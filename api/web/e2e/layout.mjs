@@ -72,6 +72,15 @@ async function check(browser, viewport, phone) {
     for (const key of ['End', 'PageDown', 'Space', 'ArrowDown']) await page.keyboard.press(key);
     await still(page, `${tag} ${when}: keys`);
   }
+  // The composer's hint fits: the keys' hint only in a wide window.
+  const hint = await page.getAttribute('#input', 'placeholder');
+  assert(phone ? hint === 'Ask something…' : hint.includes('Enter sends'), `${tag}: the composer's placeholder: ${hint}`);
+  if (!phone) {
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.waitForFunction(() => document.querySelector('#input').placeholder === 'Ask something…');
+    await still(page, `${tag} made narrow`);
+    await page.setViewportSize(viewport);
+  }
   const hidden = await page.$$eval('.toolcall__label', (els) => els.length);
   assert(hidden > 0, `${tag}: the conversation has widgets with hidden labels`);
   await shot(page, `layout-${tag}`);
