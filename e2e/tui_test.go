@@ -211,6 +211,10 @@ func TestTUILive(t *testing.T) {
 	if marks != len(calls) {
 		t.Errorf("%d final marks for %d tool calls:\n%s", marks, len(calls), screen)
 	}
+	// A finished call says what the page says of it, not its raw result.
+	if !regexp.MustCompile(`✓ search_documents .*· Found \d+ results? for: `).MatchString(screen) {
+		t.Errorf("a finished search does not read as the page's \"Found N results for: …\":\n%s", screen)
+	}
 	if os.Getenv("TOOLMARK_SCREENSHOTS") != "" {
 		prev := ""
 		tm.waitFor("a still screen", func(s string) bool { ok := s == prev; prev = s; return ok })

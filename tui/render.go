@@ -325,7 +325,7 @@ func (r *renderer) toolLine(c client.ToolCall, depth int, frame string) string {
 	var detail string
 	switch {
 	case c.Status == toolcallmarkup.StatusSuccess:
-		detail = firstNonEmpty(c.Result, statusText(c))
+		detail = firstNonEmpty(statusText(c), c.Result) // the page's words ("Found 5 results for: …"); the result is in Ctrl-O
 	case c.Status == toolcallmarkup.StatusError:
 		detail = styleErr.Render(SanitizeLine(firstNonEmpty(c.Error, statusText(c))))
 	case c.Status == toolcallmarkup.StatusCancelled:
