@@ -125,6 +125,9 @@ type Conversation struct {
 	Running bool `json:"running,omitempty"`
 	// Snippet is the text around a search's match (set by searches).
 	Snippet string `json:"snippet,omitempty"`
+	// HitMessageID is the message the snippet comes from, the latest that
+	// holds the text (set by searches; "" when only the title matched).
+	HitMessageID string `json:"hitMessageId,omitempty"`
 }
 
 // Message is one message of a conversation. An assistant message's Content

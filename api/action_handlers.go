@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -9,9 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
-	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
 // The everyday actions on conversations: rename, search, retry,
@@ -109,6 +106,18 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 	writeTurnAccepted(w, t)
 }
 
+// handleSelectVersion makes a question's version the conversation's
+// version in its place: the branch follows it (store.SelectVersion).
+func (s *Server) handleSelectVersion(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	m, err := s.cfg.Store.SelectVersion(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"message": m})
+}
+
 // handleReplacedMessages lists the messages retries, regenerations and
 // edits replaced: the earlier versions.
 func (s *Server) handleReplacedMessages(w http.ResponseWriter, r *http.Request) {
@@ -178,73 +187,17 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	var out []messageView
 	for i := len(pages) - 1; i >= 0; i-- {
 		for _, e := range pages[i] {
-			out = append(out, messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage})
+			v := messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Versions: e.Versions}
+			if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
+				v.Error = e.TurnError
+			}
+			out = append(out, v)
 		}
 	}
 	if out == nil {
 		out = []messageView{}
 	}
 	return c, out, nil
-}
-
-// maxExportLine bounds a line the export makes of a title, a todo or a
-// status (each is at most a few KB already).
-const maxExportLine = 4096
-
-// exportMarkdown writes a conversation as Markdown: a heading per message,
-// each tool call as a quoted line of its final status.
-func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
-	var b strings.Builder
-	title := c.Title
-	if strings.TrimSpace(title) == "" {
-		title = "Conversation"
-	}
-	fmt.Fprintf(&b, "# %s\n\n", toolcallmarkup.OneLine(title, maxExportLine))
-	for _, m := range msgs {
-		who := "You"
-		if m.Role == toolmark.RoleAssistant {
-			who = "Assistant"
-		}
-		fmt.Fprintf(&b, "## %s — %s\n\n", who, m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
-		if m.Role == toolmark.RoleUser {
-			b.WriteString(strings.TrimSpace(m.Content) + "\n\n")
-			continue
-		}
-		b.WriteString(strings.TrimSpace(answerMarkdown(m.Content)) + "\n\n")
-		if len(m.Todos) > 0 {
-			b.WriteString("Plan:\n\n")
-			for _, t := range m.Todos {
-				mark := " "
-				if t.Status == toolmark.TodoDone {
-					mark = "x"
-				}
-				fmt.Fprintf(&b, "- [%s] %s\n", mark, toolcallmarkup.OneLine(t.Text, maxExportLine))
-			}
-			b.WriteString("\n")
-		}
-		if m.Status != toolmark.MessageComplete && m.Status != toolmark.MessageStreaming {
-			fmt.Fprintf(&b, "*(the answer %s)*\n\n", m.Status)
-		}
-	}
-	return b.String()
-}
-
-// answerMarkdown is an answer's content with each top-level ToolCall
-// element replaced by a quoted line of its status ("Found 3 results for:
-// resume").
-func answerMarkdown(content string) string {
-	var b strings.Builder
-	last := 0
-	for _, sp := range toolcallmarkup.Scan(content) {
-		if sp.Start < last {
-			continue // a nested call, inside the element just replaced
-		}
-		b.WriteString(toolcallmarkup.RestoreText(content[last:sp.Start]))
-		fmt.Fprintf(&b, "\n> %s\n", toolcallmarkup.OneLine(statustext.Text(sp.Call), maxExportLine))
-		last = sp.End
-	}
-	b.WriteString(toolcallmarkup.RestoreText(content[last:]))
-	return b.String()
 }
 
 // fileName makes a download's name of a title: letters, digits and dashes.

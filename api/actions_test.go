@@ -83,6 +83,9 @@ func TestEverydayActions(t *testing.T) {
 		if strings.Contains(out.Conversations[0].Snippet, "<ToolCall") {
 			t.Errorf("a snippet shows markup: %q", out.Conversations[0].Snippet)
 		}
+		if hit := out.Conversations[0].HitMessageID; hit != answer.ID {
+			t.Errorf("the hit's message is %q, want the answer %q that holds the text", hit, answer.ID)
+		}
 		alice.mustJSON("GET", "/api/conversations?q=resume%20notes", "", 200, &out)
 		if len(out.Conversations) != 1 || out.Conversations[0].ID != conv {
 			t.Errorf("search by title: %+v", out.Conversations)
@@ -201,7 +204,7 @@ func TestEverydayActions(t *testing.T) {
 		}
 		text := string(md)
 		if !strings.HasPrefix(text, "# Resume notes\n") || !strings.Contains(text, "## You — ") || !strings.Contains(text, "## Assistant — ") ||
-			strings.Contains(text, "<ToolCall") || !strings.Contains(text, "\n> ") {
+			strings.Contains(text, "<ToolCall") || !strings.Contains(text, "\n- ✓ ") {
 			t.Errorf("markdown export:\n%s", text)
 		}
 		var js struct {

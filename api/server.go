@@ -103,6 +103,8 @@ type Server struct {
 	taken     map[*takenStream]struct{}
 	takeEnded bool // StreamsClosed ran
 	takeWG    sync.WaitGroup
+
+	watch watchers // the conversations' watch streams (conversation_watch.go)
 }
 
 // errDraining answers what a draining server no longer takes.
@@ -192,9 +194,11 @@ func (s *Server) routes() chi.Router {
 			r.Patch("/conversations/{id}", s.handleRenameConversation)
 			r.Get("/conversations/{id}/replaced", s.handleReplacedMessages)
 			r.Get("/conversations/{id}/export", s.handleExportConversation)
+			r.Get("/conversations/{id}/events", s.handleConversationEvents)
 			r.Post("/turns/{id}/retry", s.handleRetryTurn)
 			r.Post("/turns/{id}/regenerate", s.handleRegenerateTurn)
 			r.Post("/messages/{id}/edit", s.handleEditMessage)
+			r.Post("/messages/{id}/select", s.handleSelectVersion)
 			r.Delete("/conversations/{id}", s.handleDeleteConversation)
 			r.Post("/conversations/{id}/turns", s.handleCreateTurn)
 			r.Get("/turns/{id}", s.handleGetTurn)

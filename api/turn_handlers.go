@@ -33,10 +33,14 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content, re
 	if len(key) > 200 || !utf8.ValidString(key) {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
-	return s.cfg.Runner.Create(r.Context(), store.NewTurn{
+	t, err := s.cfg.Runner.Create(r.Context(), store.NewTurn{
 		OwnerID: ownerID, ConversationID: conversationID, Content: content, IdempotencyKey: key, Replaces: replaces,
 		Title: titleFrom(content),
 	})
+	if err == nil {
+		s.watch.publish(t.ConversationID, t.ID)
+	}
+	return t, err
 }
 
 func (s *Server) handleCreateTurn(w http.ResponseWriter, r *http.Request) {

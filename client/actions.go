@@ -76,6 +76,17 @@ func (c *Client) EditMessage(ctx context.Context, messageID, content, idempotenc
 	return c.again(ctx, "/api/messages/"+url.PathEscape(messageID)+"/edit", map[string]string{"content": content}, idempotencyKey)
 }
 
+// SelectVersion makes a version of a question (one of a Message's
+// Versions) the conversation's version in its place: the conversation's
+// branch follows it (POST /api/messages/{id}/select).
+func (c *Client) SelectVersion(ctx context.Context, messageID string) (toolmark.Message, error) {
+	var out struct {
+		Message toolmark.Message `json:"message"`
+	}
+	err := c.do(ctx, http.MethodPost, "/api/messages/"+url.PathEscape(messageID)+"/select", struct{}{}, nil, &out)
+	return out.Message, err
+}
+
 func (c *Client) again(ctx context.Context, path string, in any, key string) (TurnInfo, error) {
 	var h http.Header
 	if key != "" {

@@ -105,6 +105,10 @@ type Message struct {
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
 	Usage     *toolmark.Usage           `json:"usage,omitempty"` // the answer's tokens, once its turn ended
+	// Versions are, for a question asked again (edited, regenerated,
+	// retried), the ids of every question asked in its place, oldest first,
+	// itself among them (SelectVersion switches to one).
+	Versions []string `json:"versions,omitempty"`
 	// Error is, for an answer whose turn failed, the sentence its end
 	// carried (what happened and what to do).
 	Error string `json:"error,omitempty"`

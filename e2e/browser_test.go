@@ -194,3 +194,47 @@ func TestBrowserPaging(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "paging.mjs", srv.URL)
 }
+
+// TestBrowserLayout: only the message list scrolls: wheel turns at the
+// bottom and over the header, the composer and the sidebar, and the keys
+// that scroll a page, leave the document as tall as the window at 1200 px
+// and at 375 px.
+func TestBrowserLayout(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "layout.mjs", srv.URL)
+}
+
+// TestBrowserTabs: a turn sent in one tab, or started through the API as
+// the terminal client does, shows in another tab on the conversation
+// within a second; a tab whose send is refused (a turn is running) follows
+// the running answer and keeps its text.
+func TestBrowserTabs(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
+	runScript(t, "tabs.mjs", srv.URL)
+}
+
+// TestBrowserSearchHit: a search hit in turn 3 of 34 opens its
+// conversation with turn 3 loaded, in view and the match marked.
+func TestBrowserSearchHit(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "searchhit.mjs", srv.URL)
+}
+
+// TestBrowserVersions: every question offers Edit and every answer
+// Regenerate; an earlier question edited shows 2/2, and its first version
+// brings the first branch back whole, after a reload too.
+func TestBrowserVersions(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "versions.mjs", srv.URL)
+}
+
+// TestBrowserPlace: a reload keeps the reader's place in a conversation.
+func TestBrowserPlace(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "place.mjs", srv.URL)
+}

@@ -122,7 +122,7 @@ func runScript(t *testing.T, script, baseURL string, env ...string) string {
 // cutProxy is a reverse proxy in front of a server that can drop every
 // open event stream at once, as a network failure does: the browser's
 // connection is closed without the stream's end. POST /__test/cut drops
-// them; with ?fail=N the next N requests for an event stream are then
+// the turns' event streams; with ?fail=N the next N requests for one are then
 // answered 503, as a restarting server would (EventSource gives up on
 // such an answer, so the page must reconnect by itself).
 type cutProxy struct {
@@ -155,8 +155,8 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"cut":`+strconv.Itoa(n)+`}`)
 		return
 	}
-	if !strings.HasSuffix(r.URL.Path, "/events") {
-		p.proxy.ServeHTTP(w, r)
+	if !strings.HasPrefix(r.URL.Path, "/api/turns/") || !strings.HasSuffix(r.URL.Path, "/events") {
+		p.proxy.ServeHTTP(w, r) // not a turn's event stream (a conversation's watch passes through)
 		return
 	}
 	cut := make(chan struct{})

@@ -211,6 +211,10 @@ func TestTUILive(t *testing.T) {
 	if marks != len(calls) {
 		t.Errorf("%d final marks for %d tool calls:\n%s", marks, len(calls), screen)
 	}
+	// A finished call says what the page says of it, not its raw result.
+	if !regexp.MustCompile(`✓ search_documents .*· Found \d+ results? for: `).MatchString(screen) {
+		t.Errorf("a finished search does not read as the page's \"Found N results for: …\":\n%s", screen)
+	}
 	if os.Getenv("TOOLMARK_SCREENSHOTS") != "" {
 		prev := ""
 		tm.waitFor("a still screen", func(s string) bool { ok := s == prev; prev = s; return ok })
@@ -325,7 +329,7 @@ func TestTUIHistory(t *testing.T) {
 
 	tm := startTerm(t, srv.URL, 120, 80, "--conversation", first.ConversationID)
 	screen := tm.waitText("And what is a ToolCall tag?")
-	for _, want := range []string{"› What is a snapshot?", "✓ search_documents", "Sources:"} {
+	for _, want := range []string{"› What is a snapshot?", "✓ search_documents", "Sources:", " tokens in · "} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("history lacks %q:\n%s", want, screen)
 		}
@@ -342,7 +346,8 @@ func TestTUIHistory(t *testing.T) {
 	}
 	tm.keys("Enter") // the newest is selected first
 	screen = tm.waitFor("the other conversation", func(s string) bool {
-		return strings.HasPrefix(s, "toolmark") && strings.Contains(strings.SplitN(s, "\n", 2)[0], other.ConversationID) &&
+		// The header names the conversation by its title.
+		return strings.HasPrefix(s, "toolmark") && strings.Contains(strings.SplitN(s, "\n", 2)[0], "How does cancelling work?") &&
 			strings.Contains(s, "Sources:")
 	})
 	if strings.Contains(screen, "What is a snapshot?") {

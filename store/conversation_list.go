@@ -53,11 +53,12 @@ func (db *DB) ListConversationsPage(ctx context.Context, ownerID, query, after s
 	rows, err := db.pool.Query(ctx, `
 		select c.id, c.owner_id, c.title, c.summary, c.created_at, c.updated_at,
 			exists (select 1 from turns t where t.conversation_id = c.id and t.finished_at is null),
-			case when $2 = '' then '' else coalesce((
-				select m.content from messages m
-				where m.conversation_id = c.id and m.replaced_by is null and m.content ilike $2
-				order by m.pos desc limit 1), '') end
+			coalesce(h.content, ''), coalesce(h.id::text, '')
 		from conversations c
+		left join lateral (
+			select m.content, m.id from messages m
+			where $2 <> '' and m.conversation_id = c.id and m.replaced_by is null and m.content ilike $2
+			order by m.pos desc limit 1) h on true
 		where c.owner_id = $1
 		  and ($3::timestamptz is null or (c.updated_at, c.id) < ($3, $4))
 		  and ($2 = '' or c.title ilike $2 or exists (
@@ -70,7 +71,7 @@ func (db *DB) ListConversationsPage(ctx context.Context, ownerID, query, after s
 	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.Conversation, error) {
 		var c toolmark.Conversation
 		var hit string
-		err := r.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt, &c.Running, &hit)
+		err := r.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt, &c.Running, &hit, &c.HitMessageID)
 		if hit != "" {
 			c.Snippet = Snippet(hit, query, 160)
 		}

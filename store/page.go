@@ -24,6 +24,10 @@ type MessageEntry struct {
 	TurnStatus    toolmark.TurnStatus // "" for a user message
 	TurnError     string              // why the turn failed, was stopped or interrupted: the sentence its end carried
 	Usage         *toolmark.Usage     // the turn's tokens, once it ended
+	// Versions are, for a question asked again (edited, regenerated,
+	// retried), the ids of every question asked in its place, oldest first,
+	// itself among them; nil for a question asked once and for an answer.
+	Versions []string
 }
 
 // ConversationPage is a stretch of a conversation's messages, the latest
@@ -66,7 +70,10 @@ func (db *DB) OpenConversation(ctx context.Context, ownerID, id string, before i
 					'name', tc.name, 'arguments', tc.arguments, 'status', tc.status, 'result', tc.result, 'error', tc.error,
 					'startedAt', tc.started_at, 'finishedAt', tc.finished_at) order by tc.started_at, tc.id)
 				from tool_calls tc where tc.turn_id = m.turn_id) end,
-			case when m.role = 'assistant' then (select td.todos from todos td where td.turn_id = m.turn_id) end
+			case when m.role = 'assistant' then (select td.todos from todos td where td.turn_id = m.turn_id) end,
+			case when m.role = 'user' then (
+				select array_agg(v.id order by v.pos) from messages v
+				where v.role = 'user' and (v.id = coalesce(m.version_of, m.id) or v.version_of = coalesce(m.version_of, m.id))) end
 		from conversations c
 		left join lateral (
 			select * from messages m
@@ -121,9 +128,10 @@ func scanEntry(rows pgx.Rows, c *toolmark.Conversation) (e MessageEntry, ok bool
 		in, out          int64
 		calls, todos     []byte
 		reasoning        []byte
+		versions         []string
 	)
 	err = rows.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt,
-		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &reasoning, &ts, &turnErr, &in, &out, &calls, &todos)
+		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &reasoning, &ts, &turnErr, &in, &out, &calls, &todos, &versions)
 	if err != nil || mid == nil {
 		return e, false, err
 	}
@@ -132,6 +140,9 @@ func scanEntry(rows pgx.Rows, c *toolmark.Conversation) (e MessageEntry, ok bool
 	e.HTML, e.HTMLKey, e.TurnStatus, e.TurnError = html, key, toolmark.TurnStatus(ts), turnErr
 	if e.Message.Reasoning, err = parseReasoning(reasoning); err != nil {
 		return e, false, err
+	}
+	if len(versions) > 1 {
+		e.Versions = versions
 	}
 	e.ToolCalls, e.Todos = []toolmark.ToolCallRecord{}, []toolmark.Todo{}
 	if len(calls) > 0 {

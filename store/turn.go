@@ -134,10 +134,11 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			where $10 <> '' and conversation_id = $1 and replaced_by is null
 			  and pos >= (select pos from messages where id = $10)
 		), m as (
-			insert into messages (id, conversation_id, turn_id, role, content, status)
-			select umid, $1, tid, 'user', $3, 'complete' from ids
+			insert into messages (id, conversation_id, turn_id, role, content, status, version_of)
+			select umid, $1, tid, 'user', $3, 'complete',
+				(select coalesce(q.version_of, q.id) from messages q where $10 <> '' and q.id = $10) from ids
 			union all
-			select amid, $1, tid, 'assistant', '', 'streaming' from ids
+			select amid, $1, tid, 'assistant', '', 'streaming', null from ids
 		), c as (
 			update conversations set updated_at = now(), title = case when title = '' then $11 else title end
 			where id in (select id from conv)

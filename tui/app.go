@@ -165,7 +165,9 @@ func (m *model) bodyHeight() int { return max(m.height-2-m.input.height(), 1) }
 // View implements tea.Model.
 func (m *model) View() tea.View {
 	head := "toolmark · " + ModelName(m.info)
-	if m.chat.convID != "" {
+	if t := SanitizeLine(m.chat.title); t != "" {
+		head += " · " + t // the conversation's title; its id is in /list
+	} else if m.chat.convID != "" {
 		head += " · " + m.chat.convID
 	}
 	var body string

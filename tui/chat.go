@@ -16,6 +16,12 @@ import (
 type entry struct {
 	user string
 	acc  *client.Accumulator // nil for a question whose answer is on the next page
+	// msgID is the question's id and versions the ids of the questions
+	// asked in its place, oldest first (none: asked once).
+	msgID    string
+	versions []string
+	replaced bool            // a turn asked in place of another: read again when it ends, with its versions
+	usage    *toolmark.Usage // the answer's tokens, as stored (a live answer's come with its end)
 	// the live turn's state
 	turnID       string
 	running      bool
@@ -190,6 +196,9 @@ func (c *chat) entryView(e *entry, frozen bool) string {
 	var b strings.Builder
 	if e.user != "" {
 		b.WriteString(styleUser.Render("› ") + ansi.Wrap(Sanitize(e.user), max(c.width-2, 10), "") + "\n")
+		if v := versionLine(e); v != "" {
+			b.WriteString(styleMuted.Render(v) + "\n")
+		}
 	}
 	if e.acc == nil {
 		return strings.TrimRight(b.String(), "\n")
@@ -216,6 +225,9 @@ func (c *chat) entryView(e *entry, frozen bool) string {
 	if e.err != nil {
 		b.WriteString(styleErr.Render(markErr+" "+errText(e.err)) + "\n")
 	}
+	if u := usageLine(e); u != "" {
+		b.WriteString(styleMuted.Render(u) + "\n")
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -240,7 +252,7 @@ func entriesOf(msgs []client.Message) []*entry {
 	var cur *entry
 	for _, msg := range msgs {
 		if msg.Role == toolmark.RoleUser {
-			cur = &entry{user: msg.Content}
+			cur = &entry{user: msg.Content, msgID: msg.ID, versions: msg.Versions}
 			out = append(out, cur)
 			continue
 		}
@@ -252,7 +264,7 @@ func entriesOf(msgs []client.Message) []*entry {
 			cur = &entry{}
 			out = append(out, cur)
 		}
-		cur.acc, cur.turnID = acc, msg.TurnID
+		cur.acc, cur.turnID, cur.usage = acc, msg.TurnID, msg.Usage
 	}
 	return out
 }

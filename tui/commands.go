@@ -32,7 +32,7 @@ func (m *model) command(name, arg string) tea.Cmd {
 	if !knownCommand(name) {
 		return refuse(fmt.Sprintf("There is no command %s — /help lists them (start with // to send a message beginning with /).", SanitizeLine(name)))
 	}
-	needsIdle := map[string]bool{"/new": true, "/open": true, "/retry": true, "/regenerate": true, "/edit": true}
+	needsIdle := map[string]bool{"/new": true, "/open": true, "/retry": true, "/regenerate": true, "/edit": true, "/version": true}
 	done := func() {
 		m.input.reset()
 		m.notice = ""
@@ -46,7 +46,7 @@ func (m *model) command(name, arg string) tea.Cmd {
 	if busy && needsIdle[name] {
 		return cannot("An answer is being written: wait for it, or Ctrl-C to cancel it, before " + name + ".")
 	}
-	needsConv := map[string]bool{"/retry": true, "/regenerate": true, "/edit": true, "/rename": true, "/export": true}
+	needsConv := map[string]bool{"/retry": true, "/regenerate": true, "/edit": true, "/rename": true, "/export": true, "/version": true}
 	if needsConv[name] && m.chat.convID == "" {
 		return cannot("There is no conversation yet: ask something first.")
 	}
@@ -81,6 +81,8 @@ func (m *model) command(name, arg string) tea.Cmd {
 		return m.again(name == "/retry", done, cannot)
 	case "/edit":
 		return m.edit(arg, done, cannot)
+	case "/version":
+		return m.version(arg, done, cannot)
 	case "/rename":
 		if arg == "" {
 			return refuse("Usage: /rename TITLE")

@@ -114,6 +114,7 @@ var commands = []command{
 	{"/retry", "", "answer the last question again, after a failed, stopped or interrupted answer"},
 	{"/regenerate", "", "write the last answer again"},
 	{"/edit", "[TEXT]", "ask TEXT instead of the last question (without TEXT: edit it here)"},
+	{"/version", "N", "show version N of the last question asked again (‹ 2/3 ›), its answers and what followed"},
 	{"/rename", "TITLE", "rename the conversation"},
 	{"/export", "[FILE]", "save the conversation as Markdown (a FILE ending in .json: as JSON)"},
 	{"/tools", "", "list the tools the assistant has and the state of its MCP servers"},

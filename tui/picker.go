@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -59,16 +60,18 @@ func (p *picker) view(width, height int) string {
 		if cv.Running {
 			meta += " · " + styleSpinner.Render("answer being written")
 		}
+		// The title gives way to the date on a narrow screen.
+		name = ansi.Truncate(name, max(width-2-2-ansi.StringWidth(meta), 8), "…")
 		lines = append(lines, ansi.Truncate(mark+name+"  "+styleMuted.Render(meta), width, "…"))
-		sub := cv.ID
+		lines = append(lines, ansi.Truncate("    "+styleMuted.Render(cv.ID), width, "…"))
 		if cv.Snippet != "" {
-			sub += "  " + SanitizeLine(cv.Snippet)
+			// On a line of its own, from a little before the match.
+			lines = append(lines, ansi.Truncate("    "+markMatches(SanitizeLine(cv.Snippet), p.query, width-4), width, "…"))
 		}
-		lines = append(lines, ansi.Truncate("    "+styleMuted.Render(sub), width, "…"))
 	}
 	top := 0
-	if at+2 > height {
-		top = at + 2 - height
+	if at+3 > height {
+		top = at + 3 - height
 	}
 	lines = lines[min(top, len(lines)):]
 	if len(lines) > height {
@@ -78,4 +81,36 @@ func (p *picker) view(width, height int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// styleMatch marks the text a search found in a snippet.
+var styleMatch = styleName.Reverse(true)
+
+// markMatches returns text (sanitised already) in the muted style with each
+// occurrence of query, in any case, marked; when the first one would not
+// show in width columns, the text starts a little before it.
+func markMatches(text, query string, width int) string {
+	low, q := strings.ToLower(text), strings.ToLower(strings.TrimSpace(query))
+	if q == "" || len(low) != len(text) {
+		return styleMuted.Render(text)
+	}
+	if i := strings.Index(low, q); i >= 0 && ansi.StringWidth(text[:i])+len(q) > width {
+		cut := i
+		for n := 0; cut > 0 && n < width/3; n++ {
+			_, size := utf8.DecodeLastRuneInString(text[:cut])
+			cut -= size
+		}
+		text, low = "…"+text[cut:], "…"+low[cut:]
+	}
+	var b strings.Builder
+	for at := 0; ; {
+		i := strings.Index(low[at:], q)
+		if i < 0 {
+			b.WriteString(styleMuted.Render(text[at:]))
+			return b.String()
+		}
+		b.WriteString(styleMuted.Render(text[at : at+i]))
+		b.WriteString(styleMatch.Render(text[at+i : at+i+len(q)]))
+		at += i + len(q)
+	}
 }

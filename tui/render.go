@@ -75,9 +75,12 @@ func newRenderer(width int, style string) *renderer {
 	return r
 }
 
-// markdown renders one run of answer text (sanitised already); live holds
-// back what its last line has not closed yet.
+// markdown renders one run of answer text (sanitised already), tabs as
+// four spaces; live holds back what its last line has not closed yet.
 func (r *renderer) markdown(text string, live bool) string {
+	// A tab is four columns: left in, the terminal moves it to its next tab
+	// stop, which the renderer's padding and wrapping do not count.
+	text = strings.ReplaceAll(text, "\t", "    ")
 	if !live {
 		var out []string
 		for _, b := range splitBlocks(text) {
@@ -318,7 +321,7 @@ func (r *renderer) toolLine(c client.ToolCall, depth int, frame string) string {
 	var detail string
 	switch {
 	case c.Status == toolcallmarkup.StatusSuccess:
-		detail = firstNonEmpty(c.Result, statusText(c))
+		detail = firstNonEmpty(statusText(c), c.Result) // the page's words ("Found 5 results for: …"); the result is in Ctrl-O
 	case c.Status == toolcallmarkup.StatusError:
 		detail = styleErr.Render(SanitizeLine(firstNonEmpty(c.Error, statusText(c))))
 	case c.Status == toolcallmarkup.StatusCancelled:

@@ -120,3 +120,31 @@ func TestPlainOpenFence(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeTabs: a tab indenting code keeps its indentation, finished and
+// while it streams.
+func TestCodeTabs(t *testing.T) {
+	r := newRenderer(80, "dark")
+	src := "```go\nfunc f() {\n\tif x {\n\t\treturn\n\t}\n}\n```"
+	for _, live := range []bool{false, true} {
+		out := Sanitize(r.markdown(src, live))
+		if !strings.Contains(out, "    if x {") || !strings.Contains(out, "        return") {
+			t.Errorf("live %v: the tabs' indentation is lost:\n%s", live, out)
+		}
+	}
+}
+
+// TestUsageLine: an answer's tokens, stored or from its end, as the page
+// writes them.
+func TestUsageLine(t *testing.T) {
+	e := &entry{acc: client.NewAccumulator(nil), usage: &toolmark.Usage{InputTokens: 1649, OutputTokens: 216}}
+	if got := usageLine(e); got != "  1,649 tokens in · 216 out" {
+		t.Errorf("got %q", got)
+	}
+	if got := usageLine(&entry{acc: client.NewAccumulator(nil)}); got != "" {
+		t.Errorf("no usage: got %q", got)
+	}
+	if got := thousands(1234567); got != "1,234,567" {
+		t.Errorf("thousands: %q", got)
+	}
+}

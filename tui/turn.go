@@ -81,10 +81,10 @@ func (m *model) send(text string) tea.Cmd {
 // regeneration, an edit), asking question; start makes the request with an
 // idempotency key.
 func (m *model) replaceLast(question string, start func(key string) (client.TurnInfo, error)) tea.Cmd {
-	m.chat.live = &entry{user: question, acc: client.NewAccumulator(nil), running: true}
-	if n := len(m.chat.history); n > 0 {
-		m.chat.history = m.chat.history[:n-1]
+	if n := len(m.chat.history); n > 0 && m.chat.live == nil {
+		m.chat.history = m.chat.history[:n-1] // else the last turn is the live one, replaced below
 	}
+	m.chat.live = &entry{user: question, acc: client.NewAccumulator(nil), running: true, replaced: true}
 	gen := m.stream.newTurn()
 	convID := m.chat.convID
 	m.chat.draw(true)
@@ -170,6 +170,9 @@ func (m *model) updateTurn(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.chat.live.err = msg.err
 		}
 		m.endLive()
+		if m.chat.live.replaced && !m.chat.expanded {
+			return m, m.loadHistory(m.chat.convID) // with the versions of its question
+		}
 		return m, nil
 	case cancelDoneMsg:
 		m.pending--

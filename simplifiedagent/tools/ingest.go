@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Upserter stores a document of the knowledge base under its source and
@@ -21,7 +23,8 @@ type Upserter interface {
 const MaxIngestBytes = 4 << 20
 
 // Ingest loads every .md, .markdown and .txt file under dir (skipping
-// hidden files and directories) into u. A document's source is its path
+// hidden files and directories) into u, without the terminal escape
+// sequences (colours, cursor moves) a text file may hold. A document's source is its path
 // relative to dir with forward slashes; its title is its first heading, or
 // the file name without extension. progress, when not nil, is called after
 // each file with its source and the count so far. Ingest returns the number
@@ -69,7 +72,9 @@ func Ingest(ctx context.Context, u Upserter, dir string, progress func(source st
 			return err
 		}
 		source := filepath.ToSlash(rel)
-		body := string(raw)
+		// Terminal escape sequences (a log saved with its colours) are not
+		// text: left in, they would reach answers as garbage.
+		body := ansi.Strip(string(raw))
 		if _, err := u.UpsertDocument(ctx, source, Title(body, name), body); err != nil {
 			return fmt.Errorf("storing %s: %w", source, err)
 		}

@@ -78,7 +78,7 @@ func TestIngest(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"a.md":           "intro\n\n## Second-level title\n\ntext",
-		"notes.txt":      "plain notes",
+		"notes.txt":      "plain \x1b[1;31mnotes\x1b[0m\x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[2K",
 		"sub/b.markdown": "# B",
 		".hidden/c.md":   "# hidden",
 		"image.png":      "binary",
@@ -103,6 +103,9 @@ func TestIngest(t *testing.T) {
 		if st.docs[src][0] != title {
 			t.Errorf("%s: title %q, want %q", src, st.docs[src][0], title)
 		}
+	}
+	if got := st.docs["notes.txt"][1]; got != "plain noteslink " {
+		t.Errorf("notes.txt body %q: want the terminal escape sequences gone", got)
 	}
 	st.err = errors.New("db down")
 	if _, err := tools.Ingest(context.Background(), st, dir, nil); !errors.Is(err, st.err) {

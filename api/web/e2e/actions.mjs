@@ -190,7 +190,11 @@ async function everyAction(page, { phone, prefix }) {
   await button(page, 'Rename').click();
   const title = page.getByRole('textbox', { name: 'Conversation title' });
   await title.fill('Not this one');
-  if (phone) await checkPhone(page, 'renaming');
+  if (phone) {
+    await checkPhone(page, 'renaming');
+    const w = await page.$eval('#rename-input', (el) => el.getBoundingClientRect().width);
+    assert(w >= 250, 'on a phone the title being renamed has the header\'s width: ' + w);
+  }
   await shot(page, prefix + '-renaming');
   await title.press('Escape');
   assert(await page.textContent('#conversation-title') === oldTitle && await page.isVisible('#conversation-title'), 'Esc kept the title');
@@ -274,6 +278,16 @@ async function failedAnswer(page, { phone, prefix }) {
   const { turn: stored, html } = await getJSON(page, '/api/turns/' + failed.turnId);
   assert(note && note === stored.error, `the failed answer says why, in the server's words: ${JSON.stringify(note)} vs ${JSON.stringify(stored.error)}`);
   assert(html || await page.isHidden('.message--assistant:last-of-type .message__body'), 'an answer that failed before its first word shows no empty box');
+  // Shown as an error (not small grey text), and Copy answer copies it.
+  const look = await page.$eval('.message--assistant:last-of-type .message__note', (el) => {
+    const cs = getComputedStyle(el);
+    return { size: parseFloat(cs.fontSize), border: cs.borderTopStyle, color: cs.color, muted: getComputedStyle(document.querySelector('.message__time')).color };
+  });
+  assert(look.size >= 14 && look.border === 'solid' && look.color !== look.muted, 'the error is shown as an error: ' + JSON.stringify(look));
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.locator('.message--assistant:last-of-type').getByRole('button', { name: 'Copy answer' }).click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert(copied === stored.error, `Copy answer copies the error: ${JSON.stringify(copied)}`);
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForSelector('.message--assistant');

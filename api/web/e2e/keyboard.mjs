@@ -1,6 +1,7 @@
 // Keyboard and screen readers at 1200 px: the message box comes before the
 // conversation list in the tab order; the focus moves from Send to Stop
-// and, when Stop goes, to the message box; Esc stops the turn; a
+// and, when Stop goes, to the message box; Esc stops the turn (not while
+// the next message is being typed); a
 // conversation opened with the keyboard keeps the focus; the page's own
 // controls are named by their visible text.
 import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems, baseURL } from './lib.mjs';
@@ -35,6 +36,14 @@ await run('keyboard', async (browser) => {
   await page.waitForSelector('.message--live .toolcall', { timeout: 30000 });
   // Esc stops the turn; when Stop goes the focus is in the message box.
   const turnId = await page.$eval('.message--live', (el) => el.dataset.turnId);
+  // Not while the next message is being typed: Esc there stops nothing.
+  await page.focus('#input');
+  await page.keyboard.type('the next question');
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(300);
+  assert(await page.$('.message--live') && (await page.inputValue('#input')) === 'the next question', 'Esc while typing leaves the answer and the text');
+  await page.fill('#input', '');
+  await page.focus('#stop');
   await page.keyboard.press('Escape');
   await waitTurnEnd(page, 60000);
   const turn = await (await page.request.get(baseURL + '/api/turns/' + turnId)).json();

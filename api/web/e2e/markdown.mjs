@@ -1,6 +1,7 @@
 // Markdown of a real model's answer: a task list shows checkboxes, LaTeX is
 // typeset by KaTeX within the page's Content-Security-Policy (the source,
-// backslashes included, is what KaTeX got), and mermaid stays code.
+// backslashes included, is what KaTeX got), and mermaid stays code; the
+// conversation opens at its very end once the math is typeset.
 import { run, openPage, ask, waitTurnEnd, shot, assert, noProblems } from './lib.mjs';
 
 await run('markdown', async (browser) => {
@@ -24,8 +25,14 @@ await run('markdown', async (browser) => {
   };
   await check('live');
   await shot(page, 'md-answer');
+  // Opened in a window shorter than the answer, it opens at its very end,
+  // after KaTeX has typeset the formulas (which makes the answer taller).
+  await page.setViewportSize({ width: 1200, height: 360 });
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   await check('stored');
+  await page.waitForTimeout(500);
+  const gap = await page.$eval('#messages', (m) => ({ gap: m.scrollHeight - m.scrollTop - m.clientHeight, over: m.scrollHeight > m.clientHeight }));
+  assert(gap.over && gap.gap <= 2, 'the conversation opens at its end, math typeset: ' + JSON.stringify(gap));
   noProblems(problems);
 });

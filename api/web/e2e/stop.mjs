@@ -1,6 +1,7 @@
 // (c) The Stop button cancels the turn: the widgets that had not finished
 // show cancelled (⊘) live and after the reload, no spinner is left, and the
-// server says the turn is cancelled.
+// server says the turn is cancelled. A Stop that cannot reach the server
+// says so in the banner, which goes once a Stop gets through.
 import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL } from './lib.mjs';
 
 await run('stop', async (browser) => {
@@ -61,5 +62,18 @@ await run('stop', async (browser) => {
   await page.click('.message--assistant .todos summary');
   assert(await page.isVisible('.message--assistant .todos__list'), 'the plan opens');
   await shot(page, 'c-reloaded');
-  noProblems(problems);
+
+  // A Stop that cannot reach the server says so; once it gets through, the
+  // banner goes.
+  await ask(page, 'Research how cancellation works; what happens after a crash?');
+  await page.waitForSelector('.message--live .toolcall', { timeout: 30000 });
+  await page.route('**/api/turns/*/cancel', (route) => route.abort());
+  await page.click('#stop');
+  await page.waitForSelector('#error-banner:not([hidden])', { timeout: 10000 });
+  assert((await page.textContent('#error-banner')).startsWith('Could not stop the answer'), 'the failed Stop says so');
+  await page.unroute('**/api/turns/*/cancel');
+  await page.click('#stop');
+  await waitTurnEnd(page, 60000);
+  assert(await page.isHidden('#error-banner'), 'the banner goes once the answer is stopped');
+  noProblems(problems, /Failed to load resource/);
 });

@@ -1,10 +1,9 @@
-// actions.js — the actions on a conversation's last question and answer:
+// actions.js — the actions on a conversation's questions and answers:
 // Retry (an answer that failed, was stopped or interrupted), Regenerate (a
-// finished answer) and Edit (the question, edited in place). Each starts a
-// new turn in place of the conversation's tail (docs/api.md: the old
-// messages are kept as earlier versions); the page then follows that turn
-// as it follows a message just sent. Only the last question and answer get
-// them, since an action on an earlier one would replace what came after it.
+// finished answer) and Edit (a question, edited in place). Each starts a
+// new turn in place of the question and everything after it (docs/api.md:
+// the old branch is kept as an earlier version, which versions.js offers
+// back); the page then follows that turn as it follows a message just sent.
 
 import { api, newKey } from './api.js';
 import { make, showError, coarse } from './dom.js';
@@ -28,24 +27,31 @@ export class MessageActions {
     area.addEventListener('click', (e) => this.onClick(e));
   }
 
-  /** update puts the actions on the last question and answer; enabled is false while a turn is followed. */
+  /** update puts the actions on every question and answer; enabled is false while a turn is followed. */
   update(enabled) {
     this.closeEditor(false);
     for (const b of this.area.querySelectorAll('.action')) b.remove();
     for (const f of this.area.querySelectorAll('.message--user > .message__foot')) f.remove();
     if (!enabled) return;
-    const arts = [...this.area.querySelectorAll(':scope > .message')];
-    const last = arts[arts.length - 1];
-    if (last && last.classList.contains('message--assistant') && last.dataset.turnId) {
+    this.place();
+    this.keeper.keep(); // the controls are at the end: keep it in view when following
+  }
+
+  /** place puts the actions on the questions and answers that have none yet (earlier ones just loaded). */
+  place() {
+    for (const art of this.area.querySelectorAll(':scope > .message')) {
+      if (art.querySelector(':scope > .message__foot .action')) continue;
+      if (art.classList.contains('message--user')) {
+        if (art.dataset.messageId) this.add(art, 'Edit', 'edit');
+        continue;
+      }
       // A stored answer is complete, or ended without completing (failed,
       // stopped, interrupted); a streaming one is followed, never here.
-      const status = last.dataset.status;
-      if (status === 'complete') this.add(last, 'Regenerate', 'regenerate');
-      else if (status && status !== 'streaming') this.add(last, 'Retry', 'retry');
+      const status = art.dataset.status;
+      if (!art.dataset.turnId || art.classList.contains('message--live')) continue;
+      if (status === 'complete') this.add(art, 'Regenerate', 'regenerate');
+      else if (status && status !== 'streaming') this.add(art, 'Retry', 'retry');
     }
-    const question = arts.findLast((a) => a.classList.contains('message--user'));
-    if (question && question.dataset.messageId) this.add(question, 'Edit', 'edit');
-    this.keeper.keep(); // the controls are at the end: keep it in view when following
   }
 
   add(art, label, action) {

@@ -90,6 +90,8 @@ export const api = {
   retry: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/retry', {}, { 'Idempotency-Key': key }),
   regenerate: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/regenerate', {}, { 'Idempotency-Key': key }),
   edit: (messageId, content, key) => request('POST', '/api/messages/' + enc(messageId) + '/edit', { content }, { 'Idempotency-Key': key }),
+  /** selectVersion makes a question's version the conversation's, its branch with it. */
+  selectVersion: (messageId) => request('POST', '/api/messages/' + enc(messageId) + '/select', {}),
 
   /** renderURL is the turn's stream of render frames (the page's only stream). */
   renderURL: (turnId) => '/api/turns/' + enc(turnId) + '/events?render=html',

@@ -1,9 +1,6 @@
-// app.js — the toolmark page: wires the API client (api.js), the sidebar
-// (sidebar.js), the composer (composer.js), the message list
-// (messages.js), the plan (plan.js), the turn followed live
-// (liveturn.js), the actions on the last question and answer (actions.js),
-// the header's Rename and Export (titlebar.js) and the sidebar's search
-// (search.js), and routes by the URL's fragment (#conversation-id).
+// app.js — the toolmark page: wires the modules imported below (API client,
+// sidebar, composer, message list, plan, live turn, actions, title bar,
+// search, tools, versions, watch) and routes by the URL's fragment (#id).
 //
 // Every answer, stored or streaming, is HTML rendered and sanitised by the
 // server (package markdown); status texts, titles and errors are the
@@ -11,7 +8,7 @@
 // textContent.
 
 import { api, newKey, sleep, backoff } from './api.js';
-import { $, announce, showError } from './dom.js';
+import { $, announce, showError, clearError } from './dom.js';
 import { MessageActions } from './actions.js';
 import { Composer } from './composer.js';
 import { onAnswerClick } from './decorate.js';
@@ -23,6 +20,12 @@ import { SidebarSearch } from './search.js';
 import { ToolList } from './tools.js';
 import { Sidebar } from './sidebar.js';
 import { TitleBar } from './titlebar.js';
+import { revealHit } from './hit.js';
+import { VersionChooser, showVersions } from './versions.js';
+import { PlaceKeeper } from './place.js';
+import { ConversationWatch } from './watch.js';
+
+const STOP_FAILED = 'Could not stop the answer: ';
 
 function setHash(id) {
   const want = id ? '#' + encodeURIComponent(id) : '';
@@ -46,13 +49,16 @@ class App {
     });
     this.search = new SidebarSearch({
       input: $('#search'), browse: $('#browse'), results: $('#search-results'), more: $('#more-results'), status: $('#search-status'),
-    }, () => this.sidebar.close(true));
+    }, (hit) => this.openHit(hit));
     this.titleBar = new TitleBar({
       title: this.els.title, tools: $('#conversation-tools'), rename: $('#rename'), form: $('#rename-form'),
       input: $('#rename-input'), cancel: $('#rename-cancel'), exportBtn: $('#export'), menu: $('#export-menu'),
       markdown: $('#export-markdown'), json: $('#export-json'),
     }, () => this.sidebar.load().catch(() => {}));
     this.actions = new MessageActions({ area: this.els.messages, keeper: this.keeper, onTurn: (from, text, data) => this.replaceTail(from, text, data) });
+    this.list.onEarlier = () => this.live || this.actions.place();
+    this.place = new PlaceKeeper(this.els.messages, this.keeper, () => this.currentId);
+    this.versions = new VersionChooser({ area: this.els.messages, keeper: this.keeper, reload: () => this.select(this.currentId, { quiet: true }) });
     this.composer = new Composer({
       form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
       onSend: () => this.send(), onStop: () => this.stopTurn(),
@@ -62,6 +68,10 @@ class App {
     this.loadSeq = 0; // bumped by every conversation shown, so a late answer is dropped
     this.demo = false;
     this.orphans = new Set(); // conversations of a first message that failed, to delete
+    this.watch = new ConversationWatch({
+      busy: () => this.composer.isSending || this.actions.busy, following: () => !!this.live,
+      open: (id) => id === this.currentId && this.select(id, { quiet: true }),
+    });
   }
 
   start() {
@@ -88,8 +98,9 @@ class App {
 
   onKey(e) {
     if (e.key !== 'Escape' || e.isComposing) return;
+    const typing = e.target.matches?.('textarea, input') && e.target.value; // the next message: Esc stops nothing
     if (this.sidebar.isOpen()) this.sidebar.close();
-    else if (this.live) this.stopTurn();
+    else if (this.live && !typing) this.stopTurn();
     else return;
     e.preventDefault();
   }
@@ -162,6 +173,7 @@ class App {
     this.stopFollowing();
     this.loadSeq++;
     this.currentId = null;
+    this.watch.watch(null);
     this.sidebar.setCurrent(null);
     this.list.show([]);
     this.plan.clear();
@@ -181,6 +193,7 @@ class App {
     this.stopFollowing();
     if (!quiet) showError('');
     this.currentId = id;
+    this.watch.watch(id);
     const seq = ++this.loadSeq;
     this.sidebar.reveal(id).catch(() => {});
     let data;
@@ -198,6 +211,14 @@ class App {
       return;
     }
     if (seq === this.loadSeq) this.showConversation(data); // else another one was selected meanwhile
+  }
+
+  /** openHit opens a search result's conversation at its hit: {id, messageId, q}. */
+  async openHit({ id, messageId, q }) {
+    this.sidebar.close(true);
+    setHash(id);
+    if (id !== this.currentId) await this.select(id);
+    if (messageId && this.currentId === id) await revealHit(this.list, this.keeper, messageId, q);
   }
 
   /** showConversation draws a fetched conversation and follows its active turn. */
@@ -251,12 +272,14 @@ class App {
     this.composer.setBusy(false);
     this.sidebar.setRunning(null);
     const end = live.end || {};
+    clearError(STOP_FAILED); // the answer ended: a failed Stop is no longer the news
     if (live.error) showError(live.error);
     announce(end.error ? 'The answer ended: ' + end.error : 'Answer complete.');
     this.plan.clear(); // the answer carries its plan, folded
     const data = await live.showStored();
     if (data && data.activeTurn && data.activeTurn.id !== live.turnId) this.showConversation(data);
     else if (data) this.setTitle(data.conversation.title || 'Untitled conversation');
+    if (data) showVersions(this.els.messages, data.messages);
     if (!this.live) this.actions.update(true);
     this.sidebar.load().catch(() => {});
   }
@@ -280,6 +303,7 @@ class App {
     this.list.appendUser(text, data.turn.userMessageId);
     this.plan.clear();
     this.follow(data.turn.id, 0, '', this.texts.thinking);
+    this.watch.settle(); // the turn announced meanwhile is this one
     // The button pressed went with its message: the focus goes to Stop, as from Send.
     if (!document.activeElement || document.activeElement === document.body) this.composer.stop.focus();
   }
@@ -299,6 +323,7 @@ class App {
       if (created) {
         if (seq !== this.loadSeq) return; // the reader went elsewhere meanwhile
         this.currentId = created.id;
+        this.watch.watch(created.id);
         this.loadSeq++;
         setHash(created.id);
         this.titleBar.show(created.id, this.els.title.textContent);
@@ -316,10 +341,13 @@ class App {
       this.follow(data.turn.id, 0, '', this.texts.thinking);
     } catch (e) {
       if (created) await this.dropOrphan(created.id); // gone before the error shows
-      if (e.code === 'conflict') showError('An answer is still being written in this conversation.');
-      else showError('Could not send the message: ' + e.message);
+      if (e.code === 'conflict') {
+        showError('An answer is still being written in this conversation; your message stays in the box.');
+        this.select(this.currentId, { quiet: true }); // and follow that answer
+      } else showError('Could not send the message: ' + e.message);
     } finally {
       this.composer.sending(false);
+      this.watch.settle();
     }
   }
 
@@ -344,9 +372,10 @@ class App {
     this.composer.stopping(true);
     try {
       await api.cancelTurn(live.turnId);
+      clearError(STOP_FAILED);
     } catch (e) {
       this.composer.stopping(false);
-      showError('Could not stop the answer: ' + e.message);
+      showError(STOP_FAILED + e.message);
     }
   }
 

@@ -26,7 +26,14 @@ export class Composer {
     });
     input.addEventListener('input', () => this.grow());
     stop.addEventListener('click', onStop);
-    if (coarse()) input.placeholder = 'Ask something…';
+    // The keys' hint only where it is true (not on a touch screen) and fits (not on a narrow one).
+    const full = input.placeholder;
+    const narrow = window.matchMedia('(max-width: 720px)');
+    const hint = () => {
+      input.placeholder = coarse() || narrow.matches ? 'Ask something…' : full;
+    };
+    narrow.addEventListener('change', hint);
+    hint();
   }
 
   get value() {

@@ -28,7 +28,11 @@ function codeBar(pre) {
     pre.append(bar);
   }
   const label = bar.querySelector('.code__lang');
-  if (label.textContent !== lang) label.textContent = lang;
+  if (label.textContent !== lang) {
+    label.textContent = lang;
+    // Each Copy is told apart by what it copies.
+    bar.querySelector('.code__copy').setAttribute('aria-label', lang ? `Copy ${lang} code` : 'Copy code');
+  }
 }
 
 function foldButton(widget) {
@@ -36,9 +40,11 @@ function foldButton(widget) {
   const btn = widget.querySelector(':scope > .toolcall__fold');
   if (!kids || btn) return;
   const folded = widget.hasAttribute('data-ui-folded');
+  // Named by its sub-agent's task (the status text's last line), so each is told apart.
+  const task = (widget.querySelector(':scope > .toolcall__text')?.textContent || '').trim().split('\n').pop().trim();
   widget.append(make('button', {
     type: 'button', className: 'toolcall__fold', dataset: { ui: '' },
-    attrs: { 'aria-expanded': String(!folded) },
+    attrs: { 'aria-expanded': String(!folded), 'aria-label': task ? 'Steps: ' + task : 'Steps' },
   }, 'Steps'));
 }
 

@@ -68,6 +68,11 @@ export function showError(msg) {
   el.hidden = !msg;
 }
 
+/** clearError hides the error banner if it says what starts with prefix (an error that is over). */
+export function clearError(prefix) {
+  if ($('#error-banner').textContent.startsWith(prefix)) showError('');
+}
+
 /** setStreamStatus shows the state of the connection ("" hides it). */
 export function setStreamStatus(msg) {
   const el = $('#stream-status');

@@ -10,6 +10,7 @@ import { decorate } from './decorate.js';
 import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
 import { newFold, showReasoning } from './reasoning.js';
+import { switcher } from './versions.js';
 
 const count = new Intl.NumberFormat();
 
@@ -26,6 +27,10 @@ export class MessageList {
     this.area = area;
     this.empty = empty;
     this.keeper = keeper;
+    this.older = null; // { before, load } while there are earlier messages
+    this.earlier = null; // the "Show earlier messages" button
+    this.loading = null; // the load of earlier messages under way
+    this.onEarlier = null; // called when earlier messages were put above
   }
 
   /**
@@ -39,6 +44,7 @@ export class MessageList {
     this.earlier = older ? this.earlierButton() : null;
     this.area.replaceChildren(...[this.earlier, this.empty].filter(Boolean), ...messages.map((m) => this.stored(m)));
     this.empty.hidden = messages.length > 0;
+    this.keeper.watch(this.area.querySelectorAll(':scope > .message')); // typeset math grows them after this
     this.keeper.toEnd();
   }
 
@@ -53,12 +59,15 @@ export class MessageList {
     return b;
   }
 
-  /** loadEarlier puts the page before the first message shown above it, keeping what the reader sees in place. */
-  async loadEarlier() {
+  /** loadEarlier puts the page before the first message shown above it, keeping what the reader sees in place; one load at a time. */
+  loadEarlier() {
+    if (this.older && !this.loading) this.loading = this.fetchEarlier().finally(() => { this.loading = null; });
+    return this.loading || Promise.resolve();
+  }
+
+  async fetchEarlier() {
     const older = this.older;
     const b = this.earlier;
-    if (!older || this.loading) return;
-    this.loading = true;
     b.disabled = true;
     b.textContent = 'Loading earlier messages…';
     try {
@@ -66,6 +75,7 @@ export class MessageList {
       if (this.older !== older) return; // another conversation meanwhile
       const fromEnd = this.area.scrollHeight - this.area.scrollTop;
       b.after(...(page.messages || []).map((m) => this.stored(m)));
+      this.onEarlier?.(); // their controls, before the view is put back in place
       this.area.scrollTop = this.area.scrollHeight - fromEnd;
       if (page.more) {
         older.before = page.before;
@@ -77,7 +87,6 @@ export class MessageList {
     } catch (e) {
       showError('Could not load earlier messages: ' + e.message);
     } finally {
-      this.loading = false;
       b.disabled = false;
       b.textContent = 'Show earlier messages';
     }
@@ -102,6 +111,8 @@ export class MessageList {
     if (m.role === 'user') {
       body.classList.add('message__body--plain');
       body.textContent = m.content; // what the user typed, as text
+      const versions = switcher(m);
+      if (versions) art.querySelector('.message__head').append(versions);
       return art;
     }
     body.classList.add('markdown');
@@ -123,7 +134,9 @@ export class MessageList {
     art.append(make('p', { className: 'message__note' }, error));
     if (m.todos && m.todos.length) art.append(newPlan(m.todos, m.status));
     const copy = make('button', { type: 'button', className: 'btn btn--small btn--ghost copy-answer' }, 'Copy answer');
-    copy.addEventListener('click', () => copyText(answerMarkdown(m.content || ''), copy));
+    // An answer that failed before its first word copies why it failed.
+    const note = art.querySelector('.message__note');
+    copy.addEventListener('click', () => copyText(answerMarkdown(m.content || '').trim() || note.textContent, copy));
     // .message__actions is where the actions on an answer go (actions.js).
     art.append(make('footer', { className: 'message__foot' }, make('div', { className: 'message__actions' }, copy), usageOf(m)));
   }

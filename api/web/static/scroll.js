@@ -54,6 +54,13 @@ export class ScrollKeeper {
     this.jump.hidden = this.follow || this.distance() <= NEAR;
   }
 
+  /** watch watches the area and els (a conversation's messages, whose math and fonts may grow after they show) instead of what it watched. */
+  watch(els) {
+    this.resize.disconnect();
+    this.resize.observe(this.area);
+    for (const el of els) this.resize.observe(el);
+  }
+
   /** observe watches an element whose size changes as content streams in. */
   observe(el) {
     this.resize.observe(el);
@@ -78,6 +85,15 @@ export class ScrollKeeper {
   toEnd() {
     this.follow = true;
     this.set(this.area.scrollHeight);
+    this.showJump();
+  }
+
+  /** reveal stops following and puts el in the middle of the view (scrolling the messages only). */
+  reveal(el) {
+    this.follow = false;
+    const a = this.area.getBoundingClientRect();
+    const r = el.getBoundingClientRect();
+    this.set(this.area.scrollTop + r.top - a.top - (this.area.clientHeight - Math.min(r.height, this.area.clientHeight)) / 2);
     this.showJump();
   }
 

@@ -2,7 +2,8 @@
 // moment after the typing stops (GET /api/conversations?q=), and the
 // conversations that hold it show in place of the list, each with the
 // server's snippet of the match, the text found marked. More results come
-// a page at a time. Esc empties the box and brings the list back.
+// a page at a time. Esc empties the box and brings the list back. Opening
+// a result opens its conversation at the message of the snippet (hit.js).
 
 import { api } from './api.js';
 import { make, timeEl } from './dom.js';
@@ -30,7 +31,11 @@ export class SidebarSearch {
     });
     els.more.addEventListener('click', () => this.lookup(true));
     els.results.addEventListener('click', (e) => {
-      if (e.target.closest('a')) this.onOpen();
+      const li = e.target.closest('a') && e.target.closest('.search__result');
+      if (!li) return;
+      if (e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return; // a new tab or window: the link as it is
+      e.preventDefault();
+      this.onOpen({ id: li.dataset.id, messageId: li.dataset.hit || '', q: this.q });
     });
   }
 
@@ -89,7 +94,7 @@ export class SidebarSearch {
 
   item(c, q) {
     const title = c.title || 'Untitled conversation';
-    return make('li', { className: 'conversation search__result', dataset: { id: c.id } },
+    return make('li', { className: 'conversation search__result', dataset: { id: c.id, hit: c.hitMessageId || '' } },
       make('a', { className: 'conversation__open', href: '#' + encodeURIComponent(c.id), title },
         make('span', { className: 'conversation__title' }, ...marked(title, q)),
         c.snippet ? make('span', { className: 'search__snippet' }, ...marked(c.snippet, q)) : null,

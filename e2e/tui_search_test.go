@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark/client"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
+)
+
+// TestTUIListAndSearch: at 60 columns /list keeps each conversation's whole
+// date (the title gives way), and /search marks the text found in each
+// snippet.
+func TestTUIListAndSearch(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	if _, err := c.Chat(ctx, "", "A rather long question about what a quokka lease means in this system?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chat(ctx, "", "How does resume work?"); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, srv.URL, 60, 30)
+	tm.waitText("offline demo model")
+	tm.typeLine("/list")
+	screen := tm.waitText("Conversations")
+	date := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
+	if n := len(date.FindAllString(screen, -1)); n != 2 {
+		t.Errorf("at 60 columns /list shows %d whole dates, want 2:\n%s", n, screen)
+	}
+	tm.keys("Escape")
+	tm.waitFor("the chat again", func(s string) bool { return !strings.Contains(s, "Conversations") })
+	tm.typeLine("/search Quokka")
+	tm.waitText("Conversations holding")
+	// The match is set in reverse video (SGR 7), as written in the snippet.
+	marked := regexp.MustCompile(`\x1b\[(?:[0-9]*;)*7(?:;[0-9]*)*m(?:\x1b\[[0-9;]*m)*quokka`)
+	if ansi := tm.screenANSI(); !marked.MatchString(ansi) {
+		t.Errorf("the snippet's match is not marked:\n%q", ansi)
+	}
+}
