@@ -28,6 +28,7 @@ func (db *DB) SelectVersion(ctx context.Context, ownerID, id string) (toolmark.M
 	err := db.beginFunc(ctx, func(tx pgx.Tx) error {
 		var group string
 		var active bool
+		var reasoning []byte
 		// The conversation's row lock orders this with turns being created.
 		err := tx.QueryRow(ctx, `
 			select `+messageColumns+`, coalesce(m.version_of, m.id),
@@ -36,9 +37,12 @@ func (db *DB) SelectVersion(ctx context.Context, ownerID, id string) (toolmark.M
 			where m.id = $1 and c.owner_id = $2 and m.role = 'user'
 			for update of c`, id, ownerID).Scan(
 			&m.ID, &m.Pos, &m.ConversationID, &m.TurnID, &m.Role, &m.Content, &m.Status, &m.Seq, &m.CreatedAt, &m.UpdatedAt, &m.ReplacedBy,
-			&group, &active)
+			&reasoning, &group, &active)
 		if err != nil {
 			return dbErr("selecting version", "message", err)
+		}
+		if m.Reasoning, err = parseReasoning(reasoning); err != nil {
+			return err
 		}
 		switch {
 		case m.ReplacedBy == "":
