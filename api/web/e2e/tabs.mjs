@@ -46,7 +46,10 @@ await run('tabs', async (browser) => {
   const texts = async (p) => p.$$eval('.message__body', (els) => els.map((e) => e.textContent));
   assert(JSON.stringify(await texts(a)) === JSON.stringify(await texts(b)), 'both tabs show the same messages');
   console.log(`turn seen in the other tab after ${fromTab} ms (sent in a tab), ${fromAPI} ms (started through the API)`);
-  assert(fromTab < 1000 && fromAPI < 1000, `the other tab shows the turn within a second: ${fromTab} ms, ${fromAPI} ms`);
+  // The figure is printed above (73–276 ms on an idle machine); the bound only
+  // tells a tab that follows from one that waits for a reload or a poll, as a
+  // timing asserted under CI's load would fail for the machine, not the code.
+  assert(fromTab < 5000 && fromAPI < 5000, `the other tab shows the turn without a reload: ${fromTab} ms, ${fromAPI} ms`);
 
   // A tab that did not hear of the running turn sends: refused, it keeps
   // its text and follows the running answer.
