@@ -1,0 +1,17 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/toolmark/toolmark"
+)
+
+// TestAISDKPartsMapEveryEventType fails for an event type the AI SDK
+// encoder has no word for: a new type must be mapped (or mapped to nothing).
+func TestAISDKPartsMapEveryEventType(t *testing.T) {
+	for _, et := range toolmark.EventTypes() {
+		if aiSDKParts[et] == nil {
+			t.Errorf("the AI SDK encoder does not map event type %q", et)
+		}
+	}
+}
