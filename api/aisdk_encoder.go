@@ -83,11 +83,11 @@ var aiSDKParts = map[toolmark.EventType]func(e *aiSDKEncoder, f fanout.Frame, da
 			e.status(d.Message)
 		}
 	},
-	toolmark.EventSnapshot:       (*aiSDKEncoder).snapshot,
-	toolmark.EventUsage:          func(*aiSDKEncoder, fanout.Frame, any) {}, // in the message's metadata at the end
-	toolmark.EventTurnCompleted:  (*aiSDKEncoder).turnEnd,
-	toolmark.EventTurnFailed:     (*aiSDKEncoder).turnEnd,
-	toolmark.EventTurnCancelled:  (*aiSDKEncoder).turnEnd,
+	toolmark.EventSnapshot:      (*aiSDKEncoder).snapshot,
+	toolmark.EventUsage:         func(*aiSDKEncoder, fanout.Frame, any) {}, // in the message's metadata at the end
+	toolmark.EventTurnCompleted: (*aiSDKEncoder).turnEnd,
+	toolmark.EventTurnFailed:    (*aiSDKEncoder).turnEnd,
+	toolmark.EventTurnCancelled: (*aiSDKEncoder).turnEnd,
 }
 
 func (e *aiSDKEncoder) write(w io.Writer, frames []fanout.Frame) error {

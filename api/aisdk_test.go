@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
 )
 
 // readAISDKParts reads a UI message stream's parts up to data: [DONE].
