@@ -45,7 +45,7 @@ type aiSDKCall struct {
 	done      bool // an output part was sent
 }
 
-func newAISDKEncoder(t toolmark.Turn) encoder {
+func newAISDKEncoder(t toolmark.Turn) *aiSDKEncoder {
 	return &aiSDKEncoder{messageID: t.AssistantMessageID, calls: map[string]*aiSDKCall{}}
 }
 

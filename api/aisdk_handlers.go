@@ -34,7 +34,7 @@ func (s *Server) handleAISDKChat(w http.ResponseWriter, r *http.Request) {
 		Trigger   string         `json:"trigger"`
 		MessageID string         `json:"messageId"`
 	}
-	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+	if err := decodeProtocolJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Server) aiSDKStream(w http.ResponseWriter, r *http.Request, t toolmark.
 	w.WriteHeader(http.StatusOK)
 	s.cfg.Metrics.StreamOpened()
 	defer s.cfg.Metrics.StreamClosed()
-	err := s.encodeStream(r.Context(), w, rc, t, 0, encoders["ai-sdk"](t))
+	err := s.encodeStream(r.Context(), w, rc, t, 0, encoders["ai-sdk"](t, ""))
 	if err != nil && !errors.Is(err, errStreamClosed) && r.Context().Err() == nil {
 		s.log.Debug("ai-sdk stream ended", "turn", t.ID, "err", err)
 	}

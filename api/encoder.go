@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/fanout"
@@ -23,12 +24,14 @@ type encoder interface {
 }
 
 // encoders is the registry of the protocols a turn's stream can speak, by
-// name: each makes a fresh encoder for one stream of turn t. The rendered
+// name: each makes a fresh encoder for one stream of turn t; run is the id
+// the client gave the run (AG-UI's runId), "" for the others. The rendered
 // HTML stream (render.go) shares the turn's live view rather than encoding
 // frame by frame, so it is not one of them.
-var encoders = map[string]func(t toolmark.Turn) encoder{
-	"events": func(toolmark.Turn) encoder { return eventsEncoder{} },
-	"ai-sdk": newAISDKEncoder,
+var encoders = map[string]func(t toolmark.Turn, run string) encoder{
+	"events": func(toolmark.Turn, string) encoder { return eventsEncoder{} },
+	"ai-sdk": func(t toolmark.Turn, _ string) encoder { return newAISDKEncoder(t) },
+	"ag-ui":  func(t toolmark.Turn, run string) encoder { return newAGUIEncoder(t, run) },
 }
 
 // eventsEncoder writes toolmark's own event stream: each frame's SSE bytes,
@@ -58,4 +61,19 @@ func appendSSEData(buf []byte, v any) []byte {
 	buf = append(buf, "data: "...)
 	buf = append(buf, b...)
 	return append(buf, "\n\n"...)
+}
+
+// decodeProtocolJSON decodes the body of another protocol's request into
+// dst, checked as decodeJSON checks a body but keeping what dst has no
+// field for: such clients send fields (protocolVersion, tools, metadata…)
+// toolmark has no use for.
+func decodeProtocolJSON(w http.ResponseWriter, r *http.Request, max int64, dst any) error {
+	var raw json.RawMessage
+	if err := decodeJSON(w, r, max, &raw); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return toolmark.Errorf(toolmark.EINVALID, "malformed JSON: %s", jsonProblem(err))
+	}
+	return nil
 }

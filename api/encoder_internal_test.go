@@ -15,3 +15,13 @@ func TestAISDKPartsMapEveryEventType(t *testing.T) {
 		}
 	}
 }
+
+// TestAGUIEventsMapEveryEventType fails for an event type the AG-UI
+// encoder has no word for.
+func TestAGUIEventsMapEveryEventType(t *testing.T) {
+	for _, et := range toolmark.EventTypes() {
+		if aguiEvents[et] == nil {
+			t.Errorf("the AG-UI encoder does not map event type %q", et)
+		}
+	}
+}

@@ -206,6 +206,7 @@ func (s *Server) routes() chi.Router {
 			r.Get("/ai-sdk/chat/{id}", s.handleAISDKHistory)
 			r.Get("/ai-sdk/chat/{id}/stream", s.handleAISDKResume)
 			r.Post("/ai-sdk/chat/{id}/stop", s.handleAISDKStop)
+			r.Post("/ag-ui", s.handleAGUI)
 		})
 	})
 	if s.cfg.Web != nil {
