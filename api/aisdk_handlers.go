@@ -178,7 +178,9 @@ func (s *Server) handleAISDKStop(w http.ResponseWriter, r *http.Request) {
 
 // handleAISDKHistory returns the chat as UIMessage[]: text parts, and each
 // answer's tool calls in their final state (a call a turn left unfinished
-// as an error).
+// as an error). The answer of a turn still active is left out: the resumed
+// stream (useChat's resume) brings it from its start, and would otherwise
+// append its text to the same message again.
 func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
 	u, _ := UserFromContext(r.Context())
 	p, err := s.cfg.Store.OpenConversation(r.Context(), u.ID, chi.URLParam(r, "id"), 0, store.MaxPageMessages)
@@ -188,6 +190,9 @@ func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]map[string]any, 0, len(p.Messages))
 	for _, m := range p.Messages {
+		if m.Role == toolmark.RoleAssistant && m.Status == toolmark.MessageStreaming {
+			continue // the active turn's answer: a client resumes its stream, which holds it whole
+		}
 		var parts []any
 		for _, c := range m.ToolCalls {
 			parts = append(parts, aiSDKToolPart(c))

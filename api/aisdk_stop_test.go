@@ -66,6 +66,13 @@ func TestAISDKDropResumeStop(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	resp, sc = openAISDK(t, context.Background(), alice, "GET", "/api/ai-sdk/chat/chat-stop/stream", "")
 	defer resp.Body.Close()
+	var mid []struct {
+		Role string `json:"role"`
+	}
+	alice.mustJSON("GET", "/api/ai-sdk/chat/chat-stop", "", http.StatusOK, &mid)
+	if len(mid) != 1 || mid[0].Role != "user" {
+		t.Errorf("the history mid-turn holds %+v, want the question alone", mid)
+	}
 	for i, want := range seen {
 		if got := nextPart(sc); got != want {
 			t.Fatalf("resumed part %d = %s, want %s", i, got, want)
