@@ -21,6 +21,7 @@ test:
 	@scripts/need-pgbouncer.sh
 	@scripts/need-browser.sh
 	@scripts/need-mcp.sh
+	@scripts/need-protocols.sh
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 

@@ -85,21 +85,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 	if render {
 		err = s.renderStream(ctx, w, rc, t, after)
 	} else {
-		err = s.followFrames(ctx, t, after, func(frames []fanout.Frame) error {
-			_ = rc.SetWriteDeadline(s.writeBy())
-			for _, f := range frames {
-				if _, err := w.Write(f.SSE); err != nil {
-					return err
-				}
-			}
-			return rc.Flush()
-		}, func() error {
-			_ = rc.SetWriteDeadline(s.writeBy())
-			if _, err := io.WriteString(w, keepAlive); err != nil {
-				return err
-			}
-			return rc.Flush()
-		}, nil)
+		err = s.encodeStream(ctx, w, rc, t, after, eventsEncoder{})
 	}
 	if errors.Is(err, errStreamClosed) {
 		// The server is going: the client reconnects at once, with its
@@ -109,6 +95,32 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 	} else if err != nil && ctx.Err() == nil {
 		s.log.Debug("event stream ended", "turn", t.ID, "err", err)
 	}
+}
+
+// encodeStream writes the frames of t after the cursor through enc until
+// the terminal event, then what closes enc's stream.
+func (s *Server) encodeStream(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, t toolmark.Turn, after int64, enc encoder) error {
+	err := s.followFrames(ctx, t, after, func(frames []fanout.Frame) error {
+		_ = rc.SetWriteDeadline(s.writeBy())
+		if err := enc.write(w, frames); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}, func() error {
+		_ = rc.SetWriteDeadline(s.writeBy())
+		if _, err := io.WriteString(w, keepAlive); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}, nil)
+	if err != nil {
+		return err
+	}
+	_ = rc.SetWriteDeadline(s.writeBy())
+	if err := enc.end(w); err != nil {
+		return err
+	}
+	return rc.Flush()
 }
 
 // The texts of a stream besides its events: its first (the reconnection

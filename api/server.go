@@ -206,6 +206,11 @@ func (s *Server) routes() chi.Router {
 			r.Get("/turns/{id}/tool-calls/{callId}/images/{n}", s.handleToolImage)
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
 			r.Post("/chat", s.handleChat)
+			r.Post("/ai-sdk/chat", s.handleAISDKChat)
+			r.Get("/ai-sdk/chat/{id}", s.handleAISDKHistory)
+			r.Get("/ai-sdk/chat/{id}/stream", s.handleAISDKResume)
+			r.Post("/ai-sdk/chat/{id}/stop", s.handleAISDKStop)
+			r.Post("/ag-ui", s.handleAGUI)
 		})
 	})
 	if s.cfg.Web != nil {

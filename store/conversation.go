@@ -37,6 +37,26 @@ func (db *DB) CreateConversation(ctx context.Context, ownerID, title string) (to
 	return c, nil
 }
 
+// EnsureConversation returns the owner's conversation id, creating it
+// with title when no conversation has that id: the id a client chose (an
+// AI SDK chat id, an AG-UI thread id). Another owner's conversation of that
+// id is ENOTFOUND.
+func (db *DB) EnsureConversation(ctx context.Context, ownerID, id, title string) (toolmark.Conversation, error) {
+	if err := checkText("title", title, maxTitleBytes, false); err != nil {
+		return toolmark.Conversation{}, err
+	}
+	if !validID(id) || !validID(ownerID) {
+		return toolmark.Conversation{}, notFound("conversation")
+	}
+	_, err := db.pool.Exec(ctx, `
+		insert into conversations (id, owner_id, title) values ($1, $2, $3)
+		on conflict (id) do nothing`, id, ownerID, title)
+	if err != nil {
+		return toolmark.Conversation{}, dbErr("creating conversation", "user", err)
+	}
+	return db.GetConversation(ctx, ownerID, id)
+}
+
 // ListConversations returns the owner's conversations, most recently
 // updated first (a new turn updates a conversation).
 func (db *DB) ListConversations(ctx context.Context, ownerID string) ([]toolmark.Conversation, error) {

@@ -1,0 +1,70 @@
+package api_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// aguiRun runs one AG-UI run with @ag-ui/client's HttpAgent.
+func aguiRun(t *testing.T, c *client, thread, run, question string) (out struct {
+	State struct {
+		Plan      []map[string]any             `json:"plan"`
+		ToolCalls map[string]map[string]string `json:"toolCalls"`
+	} `json:"state"`
+	Messages []map[string]any `json:"messages"`
+	Events   []string         `json:"events"`
+	Errors   []string         `json:"errors"`
+}) {
+	t.Helper()
+	dir := "protocols"
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the @ag-ui/client npm package is missing: scripts/need-protocols.sh installs it")
+		}
+		t.Skip("the @ag-ui/client npm package is missing: run scripts/need-protocols.sh")
+	}
+	cmd := exec.Command("node", "ag-ui-run.mjs", c.base, c.token, thread, run, question)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = 10 * time.Second
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node ag-ui-run.mjs: %v: %s", err, b)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return out
+}
+
+// TestAGUIHttpAgentToolTurn runs a demo turn with tools through
+// HttpAgent: no verifier error, the run finished, and its final state
+// holds each call's final status; a second run with the same thread and
+// run id streams the same run again.
+func TestAGUIHttpAgentToolTurn(t *testing.T) {
+	_, alice, bob := tokenServer(t)
+	first := aguiRun(t, alice, "thread-1", "run-1", twoToolQuestion)
+	if len(first.Errors) > 0 || len(first.Events) == 0 || first.Events[0] != "RUN_STARTED" || first.Events[len(first.Events)-1] != "RUN_FINISHED" {
+		t.Fatalf("errors %q, events %q", first.Errors, first.Events)
+	}
+	if len(first.State.ToolCalls) < 2 {
+		t.Fatalf("state %+v holds fewer than 2 calls", first.State)
+	}
+	for id, c := range first.State.ToolCalls {
+		if s := c["status"]; s != "success" && s != "error" && s != "cancelled" {
+			t.Errorf("call %s ended %q in the state", id, s)
+		}
+	}
+	again := aguiRun(t, alice, "thread-1", "run-1", twoToolQuestion)
+	if len(again.Errors) > 0 || len(again.Events) != len(first.Events) {
+		t.Errorf("the reconnected run: errors %q, %d events, want %d", again.Errors, len(again.Events), len(first.Events))
+	}
+	other := aguiRun(t, bob, "thread-1", "run-2", twoToolQuestion)
+	if len(other.Errors) == 0 {
+		t.Errorf("bob ran in alice's thread: events %q", other.Events)
+	}
+}

@@ -1,0 +1,324 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// The AI SDK's UI message stream (version v1): SSE whose data lines are the
+// parts ("chunks") of one assistant message, ending with "data: [DONE]".
+// The parts and their fields are those the `ai` package's
+// uiMessageChunkSchema accepts (ai 5.x).
+
+// aiSDKHeader and aiSDKDone are the header that names the protocol and the
+// stream's last line.
+const (
+	aiSDKHeader = "x-vercel-ai-ui-message-stream"
+	aiSDKDone   = "data: [DONE]\n\n"
+)
+
+// aiSDKEncoder encodes one stream of a turn as UI message parts. It keeps
+// which text or reasoning block and which step are open, and each tool
+// call's state, so that every part it opens it closes, and every call ends
+// in output-available or output-error.
+type aiSDKEncoder struct {
+	messageID string
+	started   bool
+	step      bool   // a start-step is open
+	text      string // the id of the open text block, "" for none
+	reasoning string // the id of the open reasoning block
+	blocks    int    // blocks opened so far, for their ids
+	calls     map[string]*aiSDKCall
+	order     []string // the calls in the order they started
+	buf       []byte
+}
+
+// aiSDKCall is what the encoder knows of one tool call.
+type aiSDKCall struct {
+	name      string
+	available bool // tool-input-available was sent
+	done      bool // an output part was sent
+}
+
+func newAISDKEncoder(t toolmark.Turn) *aiSDKEncoder {
+	return &aiSDKEncoder{messageID: t.AssistantMessageID, calls: map[string]*aiSDKCall{}}
+}
+
+// aiSDKParts maps every event type to the parts it becomes. Its test fails
+// for an event type missing here: a new type needs a word in the protocol,
+// or an explicit nothing.
+var aiSDKParts = map[toolmark.EventType]func(e *aiSDKEncoder, f fanout.Frame, data any){
+	toolmark.EventTurnQueued:      func(e *aiSDKEncoder, _ fanout.Frame, _ any) { e.status("Queued") },
+	toolmark.EventTurnStarted:     func(*aiSDKEncoder, fanout.Frame, any) {},
+	toolmark.EventRoundStarted:    (*aiSDKEncoder).round,
+	toolmark.EventTextDelta:       (*aiSDKEncoder).textDelta,
+	toolmark.EventReasoningDelta:  (*aiSDKEncoder).reasoningDelta,
+	toolmark.EventToolCallStarted: (*aiSDKEncoder).toolCall,
+	toolmark.EventToolCallDelta:   (*aiSDKEncoder).toolCall,
+	toolmark.EventToolCallRunning: (*aiSDKEncoder).toolCall,
+	toolmark.EventToolCallSuccess: (*aiSDKEncoder).toolCall,
+	toolmark.EventToolCallError:   (*aiSDKEncoder).toolCall,
+	toolmark.EventTodoUpdate: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
+		if d, ok := d.(toolmark.TodoUpdateData); ok {
+			e.part(map[string]any{"type": "data-plan", "id": "plan", "data": map[string]any{"todos": d.Todos}})
+		}
+	},
+	toolmark.EventSubagentStatus: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
+		if d, ok := d.(toolmark.SubagentStatusData); ok {
+			e.part(map[string]any{"type": "data-subagent", "id": "subagent-" + d.ToolCallID, "data": d})
+		}
+	},
+	toolmark.EventToolProgress: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
+		if d, ok := d.(toolmark.ToolProgressData); ok && d.Message != "" {
+			e.status(d.Message)
+		}
+	},
+	toolmark.EventModelRetry: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
+		if d, ok := d.(toolmark.ModelRetryData); ok {
+			e.status(d.Message)
+		}
+	},
+	toolmark.EventSnapshot:      (*aiSDKEncoder).snapshot,
+	toolmark.EventUsage:         func(*aiSDKEncoder, fanout.Frame, any) {}, // in the message's metadata at the end
+	toolmark.EventTurnCompleted: (*aiSDKEncoder).turnEnd,
+	toolmark.EventTurnFailed:    (*aiSDKEncoder).turnEnd,
+	toolmark.EventTurnCancelled: (*aiSDKEncoder).turnEnd,
+}
+
+func (e *aiSDKEncoder) write(w io.Writer, frames []fanout.Frame) error {
+	e.buf = e.buf[:0]
+	if !e.started {
+		e.started = true
+		e.part(map[string]any{"type": "start", "messageId": e.messageID})
+	}
+	for _, f := range frames {
+		fn := aiSDKParts[f.Event.Type]
+		if fn == nil {
+			continue // a type newer than this encoder: the client never sees it
+		}
+		d, err := f.Payload()
+		if err != nil {
+			return err
+		}
+		fn(e, f, d)
+	}
+	_, err := w.Write(e.buf)
+	return err
+}
+
+func (e *aiSDKEncoder) end(w io.Writer) error {
+	_, err := io.WriteString(w, aiSDKDone)
+	return err
+}
+
+func (e *aiSDKEncoder) part(v any) { e.buf = appendSSEData(e.buf, v) }
+
+// status sends the status bubble's text, transient: it is not kept in the
+// message.
+func (e *aiSDKEncoder) status(text string) {
+	e.part(map[string]any{"type": "data-status", "id": "status", "data": map[string]string{"text": text}, "transient": true})
+}
+
+func (e *aiSDKEncoder) closeBlocks() {
+	if e.text != "" {
+		e.part(map[string]string{"type": "text-end", "id": e.text})
+		e.text = ""
+	}
+	if e.reasoning != "" {
+		e.part(map[string]string{"type": "reasoning-end", "id": e.reasoning})
+		e.reasoning = ""
+	}
+}
+
+func (e *aiSDKEncoder) openStep() {
+	if !e.step {
+		e.step = true
+		e.part(map[string]string{"type": "start-step"})
+	}
+}
+
+func (e *aiSDKEncoder) finishStep() {
+	e.closeBlocks()
+	if e.step {
+		e.step = false
+		e.part(map[string]string{"type": "finish-step"})
+	}
+}
+
+func (e *aiSDKEncoder) round(fanout.Frame, any) {
+	e.finishStep()
+	e.openStep()
+}
+
+func (e *aiSDKEncoder) blockID(kind string) string {
+	e.blocks++
+	return kind + "-" + strconv.Itoa(e.blocks)
+}
+
+func (e *aiSDKEncoder) textDelta(_ fanout.Frame, d any) {
+	t, ok := d.(toolmark.TextDeltaData)
+	if !ok || t.Text == "" {
+		return
+	}
+	e.openStep()
+	if e.reasoning != "" {
+		e.part(map[string]string{"type": "reasoning-end", "id": e.reasoning})
+		e.reasoning = ""
+	}
+	if e.text == "" {
+		e.text = e.blockID("text")
+		e.part(map[string]string{"type": "text-start", "id": e.text})
+	}
+	e.part(map[string]string{"type": "text-delta", "id": e.text, "delta": t.Text})
+}
+
+func (e *aiSDKEncoder) reasoningDelta(_ fanout.Frame, d any) {
+	r, ok := d.(toolmark.ReasoningDeltaData)
+	if !ok || r.Text == "" {
+		return
+	}
+	e.openStep()
+	if e.text != "" {
+		e.part(map[string]string{"type": "text-end", "id": e.text})
+		e.text = ""
+	}
+	if e.reasoning == "" {
+		e.reasoning = e.blockID("reasoning")
+		e.part(map[string]string{"type": "reasoning-start", "id": e.reasoning})
+	}
+	e.part(map[string]string{"type": "reasoning-delta", "id": e.reasoning, "delta": r.Text})
+}
+
+// call returns the state of a call, sending tool-input-start the first time.
+func (e *aiSDKEncoder) call(id, name string) *aiSDKCall {
+	c := e.calls[id]
+	if c == nil {
+		e.openStep()
+		e.closeBlocks()
+		c = &aiSDKCall{name: name}
+		e.calls[id] = c
+		e.order = append(e.order, id)
+		e.part(map[string]any{"type": "tool-input-start", "toolCallId": id, "toolName": name})
+	}
+	return c
+}
+
+// available sends tool-input-available once, with the arguments as parsed.
+func (e *aiSDKEncoder) available(id string, c *aiSDKCall, args any) {
+	if c.available {
+		return
+	}
+	c.available = true
+	if args == nil {
+		args = map[string]any{}
+	}
+	e.part(map[string]any{"type": "tool-input-available", "toolCallId": id, "toolName": c.name, "input": args})
+}
+
+// finishCall ends a call with an output part; errText "" means success.
+func (e *aiSDKEncoder) finishCall(id string, c *aiSDKCall, output any, errText string) {
+	if c.done {
+		return
+	}
+	e.available(id, c, nil)
+	c.done = true
+	if errText != "" {
+		e.part(map[string]any{"type": "tool-output-error", "toolCallId": id, "errorText": errText})
+		return
+	}
+	e.part(map[string]any{"type": "tool-output-available", "toolCallId": id, "output": output})
+}
+
+func (e *aiSDKEncoder) toolCall(f fanout.Frame, d any) {
+	tc, ok := d.(toolmark.ToolCallData)
+	if !ok || tc.ToolCallID == "" {
+		return
+	}
+	c := e.call(tc.ToolCallID, tc.Name)
+	if tc.StatusText != "" {
+		e.status(tc.StatusText)
+	}
+	switch f.Event.Type {
+	case toolmark.EventToolCallDelta:
+		if tc.Chunk != "" && !c.available {
+			e.part(map[string]any{"type": "tool-input-delta", "toolCallId": tc.ToolCallID, "inputTextDelta": tc.Chunk})
+		}
+	case toolmark.EventToolCallRunning:
+		e.available(tc.ToolCallID, c, tc.Arguments)
+	case toolmark.EventToolCallSuccess:
+		e.available(tc.ToolCallID, c, tc.Arguments)
+		e.finishCall(tc.ToolCallID, c, map[string]any{"result": tc.Result, "images": len(tc.Images)}, "")
+	case toolmark.EventToolCallError:
+		e.available(tc.ToolCallID, c, tc.Arguments)
+		msg := tc.Error
+		if msg == "" {
+			msg = "The tool call was " + tc.Status + "."
+		}
+		e.finishCall(tc.ToolCallID, c, nil, msg)
+	}
+}
+
+// snapshot stands for the events a pruned log no longer holds: the answer's
+// text so far and its calls as they stand.
+func (e *aiSDKEncoder) snapshot(_ fanout.Frame, d any) {
+	s, ok := d.(toolmark.SnapshotData)
+	if !ok {
+		return
+	}
+	for _, r := range s.ToolCalls {
+		c := e.call(r.ID, r.Name)
+		var args any
+		if len(r.Arguments) > 0 {
+			_ = json.Unmarshal(r.Arguments, &args)
+		}
+		switch toolcallmarkup.Status(r.Status) {
+		case toolcallmarkup.StatusSuccess:
+			e.finishCall(r.ID, c, map[string]any{"result": r.Result}, "")
+		case toolcallmarkup.StatusError, toolcallmarkup.StatusCancelled:
+			e.finishCall(r.ID, c, nil, nonEmpty(r.Error, "The tool call was "+r.Status+"."))
+		default:
+			e.available(r.ID, c, args)
+		}
+	}
+	if text := toolcallmarkup.Text(s.Content); text != "" {
+		e.textDelta(fanout.Frame{}, toolmark.TextDeltaData{Text: text})
+	}
+}
+
+// turnEnd closes what is open: a call still running ends as an error (a
+// cancelled turn's calls), so no client shows it running; then error or
+// abort, and finish.
+func (e *aiSDKEncoder) turnEnd(f fanout.Frame, d any) {
+	end, _ := d.(toolmark.TurnEndData)
+	e.closeBlocks()
+	for _, id := range e.order {
+		if c := e.calls[id]; !c.done {
+			e.finishCall(id, c, nil, "The tool call was cancelled.")
+		}
+	}
+	e.finishStep()
+	switch f.Event.Type {
+	case toolmark.EventTurnCancelled:
+		e.part(map[string]string{"type": "abort"})
+		return
+	case toolmark.EventTurnFailed:
+		e.part(map[string]string{"type": "error", "errorText": nonEmpty(end.Error, "The turn failed.")})
+	}
+	meta := map[string]any{"status": f.Event.Type.EndStatus()}
+	if end.Usage != nil {
+		meta["usage"] = end.Usage
+	}
+	e.part(map[string]any{"type": "finish", "messageMetadata": meta})
+}
+
+func nonEmpty(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}

@@ -1,0 +1,224 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+	"github.com/toolmark/toolmark/toolcallmarkup"
+)
+
+// The AI SDK's routes (aisdk_encoder.go has the stream's parts): a chat id
+// the client chose names one of the caller's conversations.
+
+// aiSDKMessage is a UIMessage as DefaultChatTransport sends it and as the
+// history route returns it; parts are kept as they come.
+type aiSDKMessage struct {
+	ID    string            `json:"id"`
+	Role  string            `json:"role"`
+	Parts []json.RawMessage `json:"parts"`
+}
+
+// handleAISDKChat starts a turn from the last user message (or regenerates
+// the last answer) and streams it as a UI message stream. The turn goes on
+// when the stream drops.
+func (s *Server) handleAISDKChat(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	var req struct {
+		ID        string         `json:"id"`
+		Messages  []aiSDKMessage `json:"messages"`
+		Trigger   string         `json:"trigger"`
+		MessageID string         `json:"messageId"`
+	}
+	if err := decodeProtocolJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.ID == "" {
+		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "id must name the chat"))
+		return
+	}
+	var t toolmark.Turn
+	var err error
+	switch req.Trigger {
+	case "", "submit-message":
+		t, err = s.aiSDKSubmit(r, u.ID, req.ID, req.Messages)
+	case "regenerate-message":
+		t, err = s.aiSDKRegenerate(r, u.ID, req.ID)
+	default:
+		err = toolmark.Errorf(toolmark.EINVALID, "trigger must be submit-message or regenerate-message")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.aiSDKStream(w, r, t)
+}
+
+// aiSDKSubmit starts a turn with the text of the last user message, in the
+// chat's conversation, created on first use.
+func (s *Server) aiSDKSubmit(r *http.Request, ownerID, chatID string, msgs []aiSDKMessage) (toolmark.Turn, error) {
+	var content string
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" {
+		content = aiSDKText(msgs[n-1].Parts)
+	}
+	if strings.TrimSpace(content) == "" {
+		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "the last message must be the user's, with text")
+	}
+	if _, err := s.cfg.Store.EnsureConversation(r.Context(), ownerID, chatID, titleFrom(content)); err != nil {
+		return toolmark.Turn{}, err
+	}
+	return s.startTurn(r, ownerID, chatID, content, "")
+}
+
+// aiSDKRegenerate answers the chat's last user message again.
+func (s *Server) aiSDKRegenerate(r *http.Request, ownerID, chatID string) (toolmark.Turn, error) {
+	msgs, err := s.cfg.Store.ListMessages(r.Context(), ownerID, chatID)
+	if err != nil {
+		return toolmark.Turn{}, err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == toolmark.RoleUser && m.ReplacedBy == "" {
+			return s.startTurn(r, ownerID, chatID, m.Content, m.ID)
+		}
+	}
+	return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "the chat has no question to answer again")
+}
+
+// aiSDKText joins the text parts of a UIMessage.
+func aiSDKText(parts []json.RawMessage) string {
+	var b strings.Builder
+	for _, raw := range parts {
+		var p struct{ Type, Text string }
+		if json.Unmarshal(raw, &p) == nil && p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// aiSDKStream writes turn t from its start as a UI message stream.
+func (s *Server) aiSDKStream(w http.ResponseWriter, r *http.Request, t toolmark.Turn) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set(aiSDKHeader, "v1")
+	h.Set("X-Turn-Id", t.ID)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(s.writeBy())
+	w.WriteHeader(http.StatusOK)
+	s.cfg.Metrics.StreamOpened()
+	defer s.cfg.Metrics.StreamClosed()
+	err := s.encodeStream(r.Context(), w, rc, t, 0, encoders["ai-sdk"](t, ""))
+	if err != nil && !errors.Is(err, errStreamClosed) && r.Context().Err() == nil {
+		s.log.Debug("ai-sdk stream ended", "turn", t.ID, "err", err)
+	}
+}
+
+// activeTurn returns the conversation's queued or running turn, if any.
+func (s *Server) activeTurn(r *http.Request, ownerID, conversationID string) (toolmark.Turn, bool, error) {
+	msgs, err := s.cfg.Store.ListMessages(r.Context(), ownerID, conversationID)
+	if err != nil {
+		return toolmark.Turn{}, false, err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != toolmark.RoleAssistant || m.TurnID == "" || m.ReplacedBy != "" {
+			continue
+		}
+		t, err := s.streamTurn(r.Context(), ownerID, m.TurnID)
+		if err != nil {
+			return toolmark.Turn{}, false, err
+		}
+		return t, !t.Status.Final(), nil
+	}
+	return toolmark.Turn{}, false, nil
+}
+
+// handleAISDKResume streams the chat's active turn from its start, or
+// answers 204 when it has none (useChat's resume after a reload).
+func (s *Server) handleAISDKResume(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	t, ok, err := s.activeTurn(r, u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.aiSDKStream(w, r, t)
+}
+
+// handleAISDKStop cancels the chat's active turn; none is not an error.
+func (s *Server) handleAISDKStop(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	t, ok, err := s.activeTurn(r, u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if ok {
+		if t, err = s.cfg.Store.RequestCancel(r.Context(), u.ID, t.ID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !t.Status.Final() {
+			s.cfg.Runner.Cancel(t.ID)
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// handleAISDKHistory returns the chat as UIMessage[]: text parts, and each
+// answer's tool calls in their final state (a call a turn left unfinished
+// as an error). The answer of a turn still active is left out: the resumed
+// stream (useChat's resume) brings it from its start, and would otherwise
+// append its text to the same message again.
+func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	p, err := s.cfg.Store.OpenConversation(r.Context(), u.ID, chi.URLParam(r, "id"), 0, store.MaxPageMessages)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		if m.Role == toolmark.RoleAssistant && m.Status == toolmark.MessageStreaming {
+			continue // the active turn's answer: a client resumes its stream, which holds it whole
+		}
+		var parts []any
+		for _, c := range m.ToolCalls {
+			parts = append(parts, aiSDKToolPart(c))
+		}
+		if text := toolcallmarkup.Text(m.Content); text != "" {
+			parts = append(parts, map[string]any{"type": "text", "text": text, "state": "done"})
+		}
+		if parts == nil {
+			parts = []any{}
+		}
+		out = append(out, map[string]any{"id": m.ID, "role": string(m.Role), "parts": parts})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// aiSDKToolPart is a stored call as a final tool part of a UIMessage.
+func aiSDKToolPart(c toolmark.ToolCallRecord) map[string]any {
+	var input any = map[string]any{}
+	if len(c.Arguments) > 0 {
+		_ = json.Unmarshal(c.Arguments, &input)
+	}
+	part := map[string]any{"type": "tool-" + c.Name, "toolCallId": c.ID, "input": input}
+	if toolcallmarkup.Status(c.Status) == toolcallmarkup.StatusSuccess {
+		part["state"], part["output"] = "output-available", map[string]any{"result": c.Result}
+	} else {
+		part["state"], part["errorText"] = "output-error", nonEmpty(c.Error, "The tool call was "+c.Status+".")
+	}
+	return part
+}
