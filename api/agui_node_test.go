@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,8 +64,25 @@ func TestAGUIHttpAgentToolTurn(t *testing.T) {
 	if len(again.Errors) > 0 || len(again.Events) != len(first.Events) {
 		t.Errorf("the reconnected run: errors %q, %d events, want %d", again.Errors, len(again.Events), len(first.Events))
 	}
+	// The same run id in another thread is another run, not thread-1's.
+	lease := aguiRun(t, alice, "thread-2", "run-1", "What is a lease?")
+	if len(lease.Errors) > 0 || !strings.Contains(lastAssistant(lease.Messages), "lease") {
+		t.Errorf("run-1 of thread-2: errors %q, answer %q", lease.Errors, lastAssistant(lease.Messages))
+	}
 	other := aguiRun(t, bob, "thread-1", "run-2", twoToolQuestion)
 	if len(other.Errors) == 0 {
 		t.Errorf("bob ran in alice's thread: events %q", other.Events)
 	}
+}
+
+// lastAssistant returns the text of the last assistant message of an AG-UI
+// agent's messages.
+func lastAssistant(msgs []map[string]any) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i]["role"] == "assistant" {
+			text, _ := msgs[i]["content"].(string)
+			return text
+		}
+	}
+	return ""
 }
