@@ -81,16 +81,8 @@ func (e *aguiEncoder) write(w io.Writer, frames []fanout.Frame) error {
 		e.event(map[string]any{"type": "RUN_STARTED", "threadId": e.threadID, "runId": e.runID})
 		e.event(map[string]any{"type": "STATE_SNAPSHOT", "snapshot": map[string]any{"plan": []any{}, "toolCalls": map[string]any{}}})
 	}
-	for _, f := range frames {
-		fn := aguiEvents[f.Event.Type]
-		if fn == nil {
-			continue
-		}
-		d, err := f.Payload()
-		if err != nil {
-			return err
-		}
-		fn(e, f, d)
+	if err := applyMapped(e, frames, aguiEvents); err != nil {
+		return err
 	}
 	_, err := w.Write(e.buf)
 	return err

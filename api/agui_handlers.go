@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -51,20 +50,7 @@ func (s *Server) handleAGUI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("X-Turn-Id", t.ID)
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(s.writeBy())
-	w.WriteHeader(http.StatusOK)
-	s.cfg.Metrics.StreamOpened()
-	defer s.cfg.Metrics.StreamClosed()
-	err = s.encodeStream(r.Context(), w, rc, t, 0, encoders["ag-ui"](t, in.RunID))
-	if err != nil && !errors.Is(err, errStreamClosed) && r.Context().Err() == nil {
-		s.log.Debug("ag-ui stream ended", "turn", t.ID, "err", err)
-	}
+	s.protocolStream(w, r, t, encoders["ag-ui"](t, in.RunID))
 }
 
 // aguiText is the text of a user message's content: a string, or input

@@ -96,16 +96,8 @@ func (e *aiSDKEncoder) write(w io.Writer, frames []fanout.Frame) error {
 		e.started = true
 		e.part(map[string]any{"type": "start", "messageId": e.messageID})
 	}
-	for _, f := range frames {
-		fn := aiSDKParts[f.Event.Type]
-		if fn == nil {
-			continue // a type newer than this encoder: the client never sees it
-		}
-		d, err := f.Payload()
-		if err != nil {
-			return err
-		}
-		fn(e, f, d)
+	if err := applyMapped(e, frames, aiSDKParts); err != nil {
+		return err
 	}
 	_, err := w.Write(e.buf)
 	return err
@@ -125,14 +117,8 @@ func (e *aiSDKEncoder) status(text string) {
 }
 
 func (e *aiSDKEncoder) closeBlocks() {
-	if e.text != "" {
-		e.part(map[string]string{"type": "text-end", "id": e.text})
-		e.text = ""
-	}
-	if e.reasoning != "" {
-		e.part(map[string]string{"type": "reasoning-end", "id": e.reasoning})
-		e.reasoning = ""
-	}
+	e.endBlock("text", &e.text)
+	e.endBlock("reasoning", &e.reasoning)
 }
 
 func (e *aiSDKEncoder) openStep() {
@@ -161,37 +147,40 @@ func (e *aiSDKEncoder) blockID(kind string) string {
 }
 
 func (e *aiSDKEncoder) textDelta(_ fanout.Frame, d any) {
-	t, ok := d.(toolmark.TextDeltaData)
-	if !ok || t.Text == "" {
-		return
+	if t, ok := d.(toolmark.TextDeltaData); ok && t.Text != "" {
+		e.blockDelta("text", t.Text)
 	}
-	e.openStep()
-	if e.reasoning != "" {
-		e.part(map[string]string{"type": "reasoning-end", "id": e.reasoning})
-		e.reasoning = ""
-	}
-	if e.text == "" {
-		e.text = e.blockID("text")
-		e.part(map[string]string{"type": "text-start", "id": e.text})
-	}
-	e.part(map[string]string{"type": "text-delta", "id": e.text, "delta": t.Text})
 }
 
 func (e *aiSDKEncoder) reasoningDelta(_ fanout.Frame, d any) {
-	r, ok := d.(toolmark.ReasoningDeltaData)
-	if !ok || r.Text == "" {
-		return
+	if r, ok := d.(toolmark.ReasoningDeltaData); ok && r.Text != "" {
+		e.blockDelta("reasoning", r.Text)
+	}
+}
+
+// blockDelta appends text to the open block of kind ("text" or
+// "reasoning"): the other kind's block ends first, and a block of kind
+// starts when none is open.
+func (e *aiSDKEncoder) blockDelta(kind, text string) {
+	open, other, otherKind := &e.text, &e.reasoning, "reasoning"
+	if kind == "reasoning" {
+		open, other, otherKind = &e.reasoning, &e.text, "text"
 	}
 	e.openStep()
-	if e.text != "" {
-		e.part(map[string]string{"type": "text-end", "id": e.text})
-		e.text = ""
+	e.endBlock(otherKind, other)
+	if *open == "" {
+		*open = e.blockID(kind)
+		e.part(map[string]string{"type": kind + "-start", "id": *open})
 	}
-	if e.reasoning == "" {
-		e.reasoning = e.blockID("reasoning")
-		e.part(map[string]string{"type": "reasoning-start", "id": e.reasoning})
+	e.part(map[string]string{"type": kind + "-delta", "id": *open, "delta": text})
+}
+
+// endBlock ends the block of kind whose id is *id, if one is open.
+func (e *aiSDKEncoder) endBlock(kind string, id *string) {
+	if *id != "" {
+		e.part(map[string]string{"type": kind + "-end", "id": *id})
+		*id = ""
 	}
-	e.part(map[string]string{"type": "reasoning-delta", "id": e.reasoning, "delta": r.Text})
 }
 
 // call returns the state of a call, sending tool-input-start the first time.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -103,21 +102,7 @@ func aiSDKText(parts []json.RawMessage) string {
 
 // aiSDKStream writes turn t from its start as a UI message stream.
 func (s *Server) aiSDKStream(w http.ResponseWriter, r *http.Request, t toolmark.Turn) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set(aiSDKHeader, "v1")
-	h.Set("X-Turn-Id", t.ID)
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(s.writeBy())
-	w.WriteHeader(http.StatusOK)
-	s.cfg.Metrics.StreamOpened()
-	defer s.cfg.Metrics.StreamClosed()
-	err := s.encodeStream(r.Context(), w, rc, t, 0, encoders["ai-sdk"](t, ""))
-	if err != nil && !errors.Is(err, errStreamClosed) && r.Context().Err() == nil {
-		s.log.Debug("ai-sdk stream ended", "turn", t.ID, "err", err)
-	}
+	s.protocolStream(w, r, t, encoders["ai-sdk"](t, ""), aiSDKHeader, "v1")
 }
 
 // activeTurn returns the conversation's queued or running turn, if any.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
@@ -76,4 +77,49 @@ func decodeProtocolJSON(w http.ResponseWriter, r *http.Request, max int64, dst a
 		return toolmark.Errorf(toolmark.EINVALID, "malformed JSON: %s", jsonProblem(err))
 	}
 	return nil
+}
+
+// applyMapped hands each frame with a row in table, and its typed payload,
+// to that row's function; a type without a row is newer than the protocol,
+// and its client never sees it.
+func applyMapped[E any](e E, frames []fanout.Frame, table map[toolmark.EventType]func(E, fanout.Frame, any)) error {
+	for _, f := range frames {
+		fn := table[f.Event.Type]
+		if fn == nil {
+			continue
+		}
+		d, err := f.Payload()
+		if err != nil {
+			return err
+		}
+		fn(e, f, d)
+	}
+	return nil
+}
+
+// protocolStream writes turn t from its start through enc, with the
+// response head every stream has plus extra (header, value pairs).
+func (s *Server) protocolStream(w http.ResponseWriter, r *http.Request, t toolmark.Turn, enc encoder, extra ...string) {
+	h := w.Header()
+	setStreamHead(h, t)
+	for i := 0; i+1 < len(extra); i += 2 {
+		h.Set(extra[i], extra[i+1])
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(s.writeBy())
+	w.WriteHeader(http.StatusOK)
+	s.cfg.Metrics.StreamOpened()
+	defer s.cfg.Metrics.StreamClosed()
+	err := s.encodeStream(r.Context(), w, rc, t, 0, enc)
+	if err != nil && !errors.Is(err, errStreamClosed) && r.Context().Err() == nil {
+		s.log.Debug("protocol stream ended", "turn", t.ID, "err", err)
+	}
+}
+
+// setStreamHead sets the head of every event stream of turn t.
+func setStreamHead(h http.Header, t toolmark.Turn) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Turn-Id", t.ID)
 }

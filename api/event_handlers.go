@@ -62,10 +62,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t toolmark.Turn,
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("X-Turn-Id", t.ID)
+	setStreamHead(h, t)
 	if !render {
 		if ts, tctx, cancel := s.take(w, r); ts != nil {
 			s.streamTaken(tctx, cancel, ts, h, t, after) // direct_park.go
