@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,45 +21,6 @@ import (
 // at the end).
 const saveEvery = 5 * time.Second
 
-// phase is where a job is in its life on this replica. It moves only
-// forward, through to (the one transition function):
-//
-//	queued → running → ending → ended       (the turn's end committed)
-//	queued → ending → ended                 (cancelled while queued)
-//	running → handingOver → ended           (drain: the answer moves on)
-//	queued → released                       (drain: given back while queued)
-//	any → ended                             (the turn cannot be written any more)
-type phase int
-
-const (
-	phaseQueued      phase = iota // waiting for a slot
-	phaseRunning                  // the agent runs
-	phaseEnding                   // the terminal event is emitted; its write is pending
-	phaseHandingOver              // the last write releases the lease for another replica
-	phaseReleased                 // given back to the other replicas while queued
-	phaseEnded                    // the end (or hand-over) is committed, or abandoned
-)
-
-// next lists the phases each phase may move to.
-var next = map[phase][]phase{
-	phaseQueued:      {phaseRunning, phaseEnding, phaseReleased, phaseEnded},
-	phaseRunning:     {phaseEnding, phaseHandingOver, phaseEnded},
-	phaseEnding:      {phaseEnded},
-	phaseHandingOver: {phaseEnded},
-}
-
-// to moves j to phase p and reports whether it could; j.mu is held.
-func (j *job) to(p phase) bool {
-	if !j.may(p) {
-		return false
-	}
-	j.phase = p
-	return true
-}
-
-// may reports whether j may move to phase p; j.mu is held.
-func (j *job) may(p phase) bool { return slices.Contains(next[j.phase], p) }
-
 // job is one turn on this replica, from Create to its final status. Its
 // state is owned here: the agent's events are applied to it under mu, in
 // the order they are emitted, and leave for the store only through take.
@@ -74,19 +34,16 @@ type job struct {
 	log      *slog.Logger
 
 	mu         sync.Mutex
-	phase      phase
+	life       life // where the job is: moved only by to
 	state      *turnstate.State
 	pending    []pendingEvent
-	nextSeq    int64         // seq of the next event
-	lastCommit int64         // seq of the newest committed event
-	startWrite bool          // turn_started is pending: the write moves the turn to running
-	resumed    bool          // continuing an answer another replica handed over
-	ending     *store.Finish // phaseEnding: the turn's end, written with the terminal event
-	err        error         // why emitting fails from now on
+	nextSeq    int64 // seq of the next event
+	lastCommit int64 // seq of the newest committed event
+	startWrite bool  // turn_started is pending: the write moves the turn to running
+	resumed    bool  // continuing an answer another replica handed over
 	lastSave   time.Time
 	dirty      bool          // queued in the committer's list
-	done       chan struct{} // closed on phaseEnded
-	endErr     error         // why the job ended without its end written (nil: written)
+	done       chan struct{} // closed on phaseEnded (by to)
 }
 
 type pendingEvent struct {
@@ -106,8 +63,17 @@ func newJob(r *Runner, t toolmark.Turn, ownerID, userText string, seq int64) *jo
 	}
 }
 
-// cancel stops the job with the given cause; the first cause wins.
-func (j *job) cancel(cause error) { j.cancelFn(cause) }
+// stop asks the job's agent to stop for cause: the job moves to
+// phaseStopping, which carries the cause (see life.stopping), and its
+// context, the agent's, is cancelled.
+func (j *job) stop(cause error) {
+	j.mu.Lock()
+	if l, ok := j.life.stopping(cause); ok && !j.to(l) {
+		j.log.Error("the phase table refuses a stop", "from", j.life.phase, "why", cause) // TestStopping keeps this from happening
+	}
+	j.mu.Unlock()
+	j.cancelFn(cause)
+}
 
 func (j *job) committedSeq() int64 {
 	j.mu.Lock()
@@ -126,10 +92,12 @@ func (j *job) ended() bool {
 	}
 }
 
+// startedRunning reports whether the job's agent runs and was not asked
+// to stop.
 func (j *job) startedRunning() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.phase == phaseRunning
+	return j.life.phase == phaseRunning || j.life.phase == phaseFailing
 }
 
 // emit is the toolmark.EmitFunc handed to the agent: it applies the event to the
@@ -156,16 +124,25 @@ func (j *job) markLocked() bool {
 }
 
 func (j *job) emitLocked(d toolmark.Draft) error {
-	if j.err != nil {
-		return j.err
-	}
-	if j.phase != phaseQueued && j.phase != phaseRunning {
-		return errors.New("the turn has ended")
+	if err := j.life.emits(); err != nil {
+		return err
 	}
 	if len(j.pending) >= j.r.cfg.MaxPending {
-		j.err = toolmark.Errorf(toolmark.EUNAVAILABLE, "the database is unreachable; the answer could not be saved")
-		return j.err
+		err := toolmark.Errorf(toolmark.EUNAVAILABLE, "the database is unreachable; the answer could not be saved")
+		// Running, the job fails from now on; stopping, the agent is
+		// returning, and its end is written as its stop says.
+		if j.to(life{phase: phaseFailing, why: err}) {
+			j.log.Error("too many events wait for the database; the turn fails", "pending", len(j.pending))
+		}
+		return err
 	}
+	return j.applyLocked(d)
+}
+
+// applyLocked applies d to the turn's state and queues it, whatever the
+// job's life: the events that end the turn go out after the agent's
+// stopped (finish).
+func (j *job) applyLocked(d toolmark.Draft) error {
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	if err := j.state.Apply(d, at); err != nil {
 		return fmt.Errorf("applying %s: %w", d.Type, err)
@@ -219,9 +196,9 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	j.mu.Lock()
 	j.dirty = false
 	finish, handOver := (*store.Finish)(nil), time.Duration(0) // handOver: how long the others have to adopt it
-	switch j.phase {
+	switch j.life.phase {
 	case phaseEnding:
-		finish = j.ending
+		finish = j.life.finish
 	case phaseHandingOver:
 		handOver = j.r.cfg.LeaseTTL
 	}
@@ -275,67 +252,60 @@ func (j *job) committedWrite(w store.TurnWrite) {
 // lease expired.
 func (j *job) fail(err error) {
 	j.mu.Lock()
-	if j.err == nil {
-		j.err = err
-	}
 	j.pending = nil
+	ended := j.to(life{phase: phaseEnded, why: err}) // refused once ended: the first end stays
 	j.mu.Unlock()
-	j.cancel(err)
-	j.end(err)
+	if ended {
+		j.cancelFn(err)
+	}
 }
 
 // end moves j to phaseEnded: its end (or hand-over) is committed (err
-// nil), or it was abandoned (err says why).
+// nil), or it was abandoned (err says why). A job ended already stays as
+// it ended.
 func (j *job) end(err error) {
 	j.mu.Lock()
-	ended := j.to(phaseEnded)
-	if ended {
-		j.endErr = err
-	}
+	j.to(life{phase: phaseEnded, why: err})
 	j.mu.Unlock()
-	if ended {
-		close(j.done)
-	}
 }
 
 // endError is why the job ended without its end written; nil when it was
-// written.
+// written (or it has not ended).
 func (j *job) endError() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.endErr
+	if j.life.phase != phaseEnded {
+		return nil
+	}
+	return j.life.why
 }
 
 // run waits for a slot, runs the agent and finalises the turn.
 func (j *job) run() {
 	r := j.r
+	defer r.forget(j)
 	select {
 	case r.slot <- struct{}{}:
 	case <-j.ctx.Done():
-		if errors.Is(context.Cause(j.ctx), errHandedOver) {
-			r.forget(j, true)
-			return
-		}
-		// Cancelled while queued: finalise first, so Shutdown, which waits
-		// for forget, never returns with the turn still open.
+		// Stopped or released while queued: finalise first, so Shutdown,
+		// which waits for forget, never returns with the turn still open.
+		r.dequeued()
 		j.finish(nil)
-		r.forget(j, true)
 		return
 	}
 	j.mu.Lock()
-	handed := !j.to(phaseRunning) // released meanwhile
+	running := j.to(life{phase: phaseRunning})
 	j.mu.Unlock()
 	r.dequeued()
-	if handed {
+	if !running { // stopped or released meanwhile
 		<-r.slot
-		r.forget(j, false)
+		j.finish(nil)
 		return
 	}
 	r.cfg.Metrics.RunningChanged(1)
 	defer func() {
 		<-r.slot
 		r.cfg.Metrics.RunningChanged(-1)
-		r.forget(j, false)
 	}()
 	in, err := j.runAgent()
 	j.finish(err)
@@ -354,7 +324,7 @@ var errHandedOver = errors.New("moved to another server")
 // lease is released and its job ends without writing anything.
 func (j *job) handOver(ctx context.Context) {
 	j.mu.Lock()
-	released := j.to(phaseReleased)
+	released := j.to(life{phase: phaseReleased})
 	j.mu.Unlock()
 	if !released {
 		return
@@ -362,7 +332,7 @@ func (j *job) handOver(ctx context.Context) {
 	if err := j.r.cfg.Store.ReleaseLease(ctx, j.turn.ID, j.r.cfg.Owner); err != nil {
 		j.log.Error("handing a queued turn over", "err", err)
 	}
-	j.cancel(errHandedOver)
+	j.cancelFn(errHandedOver)
 	j.log.Info("handed a queued turn over to another replica")
 }
 
@@ -393,22 +363,52 @@ func (j *job) runAgent() (in Input, err error) {
 	return in, r.cfg.Run(j.ctx, in, j.emit)
 }
 
-// finish gives every open tag and unfinished todo a final status, emits the
-// terminal event and waits until it is committed together with the turn's
-// end.
+// finish ends the job as its life says: a turn stopped for another
+// replica's sake is handed over or left; otherwise every open tag and
+// unfinished todo gets a final status, the terminal event is emitted, and
+// finish waits until it is committed together with the turn's end.
 func (j *job) finish(runErr error) {
-	r := j.r
-	status, tagStatus, errText, code := toolmark.TurnCompleted, toolcallmarkup.StatusError, "", ""
-	cause := context.Cause(j.ctx)
+	j.mu.Lock()
+	l := j.life
 	switch {
-	case errors.Is(cause, errLeaseLost):
-		j.end(cause)
-		return // another replica finalised the turn
-	case errors.Is(cause, errHandedOver):
+	case l.phase == phaseStopping && errors.Is(l.why, errLeaseLost), l.phase == phaseFailing:
+		j.to(life{phase: phaseEnded, why: l.why}) // another replica finalises the turn, or nothing can be written
+		j.mu.Unlock()
+		return
+	case l.phase == phaseStopping && errors.Is(l.why, errHandedOver):
+		j.mu.Unlock()
 		j.handOverRunning()
 		return
-	case errors.Is(cause, errCancelled), errors.Is(cause, errShutdown):
-		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, cause.Error(), toolmark.ECANCELLED
+	}
+	end := j.endOf(l, runErr)
+	if !j.to(life{phase: phaseEnding, finish: &end.finish}) {
+		j.mu.Unlock()
+		return // ended already (abandoned, or its lease lost), or released
+	}
+	// Under the same lock: the committer takes the end with its events.
+	for _, d := range j.state.CloseOpen(end.tagStatus, closeReason(end.tagStatus, end.data.Error)) {
+		j.applyEnd(d)
+	}
+	j.applyEnd(toolmark.Draft{Type: end.finish.Status.EndEvent(), Data: end.data})
+	j.mu.Unlock()
+	j.awaitEnd(end.finish)
+}
+
+// turnEnd is how a turn ends: its terminal event, its stored end and the
+// status its open tags close with.
+type turnEnd struct {
+	data      toolmark.TurnEndData
+	finish    store.Finish
+	tagStatus toolcallmarkup.Status
+}
+
+// endOf is the end of a turn whose job is in life l and whose agent
+// returned runErr; j.mu is held.
+func (j *job) endOf(l life, runErr error) turnEnd {
+	status, tagStatus, errText, code := toolmark.TurnCompleted, toolcallmarkup.StatusError, "", ""
+	switch {
+	case l.phase == phaseStopping:
+		status, tagStatus, errText, code = toolmark.TurnCancelled, toolcallmarkup.StatusCancelled, l.why.Error(), toolmark.ECANCELLED
 	case runErr != nil:
 		status, errText, code = toolmark.TurnFailed, toolmark.ErrorMessage(runErr), toolmark.ErrorCode(runErr)
 		if errText == "internal error" {
@@ -416,29 +416,18 @@ func (j *job) finish(runErr error) {
 		}
 		j.log.Error("turn failed", "err", runErr)
 	}
-	j.mu.Lock()
-	if !j.may(phaseEnding) {
-		j.mu.Unlock()
-		return // ended already: abandoned, or its lease lost
-	}
-	if j.err != nil && !errors.Is(cause, errCancelled) {
-		j.mu.Unlock()
-		j.end(j.err) // persisting failed: nothing more can be written
-		return
-	}
-	j.err = nil // the closing events must go out even after a failed emit
-	for _, d := range j.state.CloseOpen(tagStatus, closeReason(tagStatus, errText)) {
-		_ = j.emitLocked(d)
-	}
-	end := toolmark.TurnEndData{Status: status, Error: errText, Code: code}
 	usage := j.state.Usage()
+	end := turnEnd{data: toolmark.TurnEndData{Status: status, Error: errText, Code: code}, tagStatus: tagStatus,
+		finish: store.Finish{Status: status, Error: errText, Usage: usage}}
 	if usage != (toolmark.Usage{}) {
-		end.Usage = &usage
+		end.data.Usage = &usage
 	}
-	_ = j.emitLocked(toolmark.Draft{Type: status.EndEvent(), Data: end})
-	j.ending = &store.Finish{Status: status, Error: errText, Usage: usage}
-	j.to(phaseEnding) // may was checked above, under the same lock
-	j.mu.Unlock()
+	return end
+}
+
+// awaitEnd waits until the turn's end is committed, and counts it.
+func (j *job) awaitEnd(end store.Finish) {
+	r := j.r
 	r.c.mark(j)
 	select {
 	case <-j.done:
@@ -450,9 +439,10 @@ func (j *job) finish(runErr error) {
 		j.log.Error("finalising turn", "err", err)
 		return
 	}
-	r.cfg.Metrics.TurnEnded(string(status))
+	usage := end.Usage
+	r.cfg.Metrics.TurnEnded(string(end.Status))
 	r.cfg.Metrics.TokensUsed(usage.InputTokens, usage.OutputTokens)
-	j.log.Info("turn ended", "status", status, "events", j.committedSeq(), "input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
+	j.log.Info("turn ended", "status", end.Status, "events", j.committedSeq(), "input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
 }
 
 // handOverRunning ends a running turn's job without ending the turn: the
@@ -461,15 +451,13 @@ func (j *job) finish(runErr error) {
 func (j *job) handOverRunning() {
 	r := j.r
 	j.mu.Lock()
-	if !j.may(phaseHandingOver) {
+	if !j.to(life{phase: phaseHandingOver}) {
 		j.mu.Unlock()
 		return // ended already: abandoned, or its lease lost
 	}
-	j.err = nil
 	for _, d := range j.state.CloseOpen(toolcallmarkup.StatusCancelled, errHandedOver.Error()) {
-		_ = j.emitLocked(d)
+		j.applyEnd(d)
 	}
-	j.to(phaseHandingOver) // may was checked above, under the same lock
 	j.mu.Unlock()
 	r.c.mark(j)
 	select {
@@ -481,6 +469,14 @@ func (j *job) handOverRunning() {
 		return
 	}
 	j.log.Info("handed the turn over to another replica", "events", j.committedSeq())
+}
+
+// applyEnd applies and queues an event that ends the turn's work (j.mu
+// held); one that does not apply is logged and left out.
+func (j *job) applyEnd(d toolmark.Draft) {
+	if err := j.applyLocked(d); err != nil {
+		j.log.Error("ending the turn's work", "type", d.Type, "err", err)
+	}
 }
 
 // closeReason is the error text of the tags a turn's end closes.

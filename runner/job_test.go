@@ -17,7 +17,7 @@ import (
 func TestTextJoinsPendingText(t *testing.T) {
 	r := &Runner{cfg: Config{MaxPending: 100}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	j := newJob(r, toolmark.Turn{ID: "t1"}, "u1", "q", 0)
-	j.phase = phaseRunning
+	j.life.phase = phaseRunning
 	emit := func(d toolmark.Draft) {
 		t.Helper()
 		j.mu.Lock()

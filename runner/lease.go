@@ -57,7 +57,7 @@ func (r *Runner) renewLeases(ctx context.Context) {
 	r.mu.Unlock()
 	for _, j := range lost {
 		r.log.Error("lost the lease of a turn; stopping it", "turn", j.turn.ID)
-		j.cancel(errLeaseLost)
+		j.stop(errLeaseLost)
 	}
 	// A cancel request whose notification was missed still lands here.
 	for _, id := range cancel {

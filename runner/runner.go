@@ -307,11 +307,8 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	go j.run()
 }
 
-// forget drops a job that is done; queued says it never left the queue.
-func (r *Runner) forget(j *job, queued bool) {
-	if queued {
-		r.dequeued()
-	}
+// forget drops a job that is done.
+func (r *Runner) forget(j *job) {
 	r.mu.Lock()
 	delete(r.jobs, j.turn.ID)
 	// Whoever ends the turn from now on — this job did, or a sweep will
@@ -356,7 +353,7 @@ func (r *Runner) cancelLocal(turnID string) bool {
 	if j == nil {
 		return false
 	}
-	j.cancel(errCancelled)
+	j.stop(errCancelled)
 	return true
 }
 
@@ -413,7 +410,7 @@ func (r *Runner) Drain(ctx context.Context) {
 	}
 	r.log.Info("handing running turns over", "turns", len(running), "replicas", others)
 	for _, j := range running {
-		j.cancel(errHandedOver)
+		j.stop(errHandedOver)
 	}
 }
 
@@ -435,7 +432,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		r.mu.Lock()
 		for _, j := range r.jobs {
-			j.cancel(errShutdown)
+			j.stop(errShutdown)
 		}
 		r.mu.Unlock()
 		select {
