@@ -150,6 +150,15 @@ func (h *Hub) Close(turnID string) {
 	h.mu.Unlock()
 }
 
+// Local reports whether turnID runs on this replica: whether it was opened
+// (Open) and not closed since.
+func (h *Hub) Local(turnID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.turns[turnID]
+	return ok && t.local
+}
+
 // Publish appends committed frames of turnID to its tail and wakes its
 // followers. Frames must follow the tail without a gap; an older one is
 // skipped, and a gap drops the tail (followers then read the store).
