@@ -93,7 +93,7 @@ func seqsEqual(a []int64, from, to int64) bool {
 
 func TestParkWritesAfterEachPublish(t *testing.T) {
 	h := NewHub(nil)
-	h.Open("t", nil)
+	h.Open("t", nil, nil)
 	h.Publish("t", frames("t", 1, 3, ""))
 	r := &recorder{}
 	d, wake := newDirect(r)
@@ -145,7 +145,7 @@ func TestParkHandsBack(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := NewHub(nil)
-			h.Open("t", nil)
+			h.Open("t", nil, nil)
 			h.Publish("t", frames("t", 1, 3, ""))
 			r := &recorder{take: c.take, fail: c.fail}
 			d, wake := newDirect(r)
@@ -180,12 +180,12 @@ func TestParkRefused(t *testing.T) {
 	if h.Park("remote", d, 2) {
 		t.Error("parked on a remote turn")
 	}
-	h.Open("done", nil)
+	h.Open("done", nil, nil)
 	h.Publish("done", frames("done", 1, 2, toolmark.EventTurnCompleted))
 	if h.Park("done", d, 2) {
 		t.Error("parked on an ended turn")
 	}
-	h.Open("t", nil)
+	h.Open("t", nil, nil)
 	h.Publish("t", frames("t", 1, 2, ""))
 	if !h.Park("t", d, 2) {
 		t.Fatal("not parked")
@@ -205,7 +205,7 @@ func TestParkManyFollowers(t *testing.T) {
 	recs := make([][]*recorder, turns)
 	for i := range ids {
 		ids[i] = "t" + string(rune('a'+i))
-		h.Open(ids[i], nil)
+		h.Open(ids[i], nil, nil)
 		h.Publish(ids[i], frames(ids[i], 1, 1, ""))
 		for range perTurn {
 			r := &recorder{}
@@ -282,7 +282,7 @@ func TestParkFollowersOnATrimmedTail(t *testing.T) {
 	results := make(chan string, turns*perTurn)
 	for i := range turns {
 		id := "t" + string(rune('a'+i))
-		h.Open(id, nil)
+		h.Open(id, nil, nil)
 		logs[i] = &storeLog{all: frames(id, 1, last, toolmark.EventTurnCompleted)}
 		logs[i].commit(h, id, 1)
 		for k := range perTurn {

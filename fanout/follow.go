@@ -208,10 +208,15 @@ func deliver(frames []Frame, fn func([]Frame) error) (done bool, err error) {
 }
 
 // CatchUp returns the CatchUpFunc of a rendering follower of t: it brings a
-// view up to the event upTo from the log — the turn's snapshot when the
-// view is behind it, then the events after.
+// view up to the event upTo at least — for a turn running on this replica,
+// from its runner's committed state (Hub.Open); for any other, or when that
+// fails, from the log: the turn's snapshot when the view is behind it, then
+// the events after.
 func (h *Hub) CatchUp(ctx context.Context, t toolmark.Turn) CatchUpFunc {
 	return func(v *liveview.View, upTo int64) error {
+		if v.Seq() < upTo && h.seed(ctx, t.ID, v) && v.Seq() >= upTo {
+			return nil
+		}
 		if v.Seq() < upTo {
 			snap, err := h.snapshot(ctx, t)
 			if err != nil {

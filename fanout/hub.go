@@ -99,9 +99,10 @@ type hubTurn struct {
 	followers int
 	wake      chan struct{} // closed when the tail grows
 	touched   time.Time
-	polled    time.Time // the last PollIdle that read the store
-	view      *TurnView // the live view of rendering followers, made on first use
-	direct    []*Direct // parked followers, written by the hub (direct.go)
+	polled    time.Time   // the last PollIdle that read the store
+	view      *TurnView   // the live view of rendering followers, made on first use
+	state     StateSource // local: the turn's state as its runner commits it
+	direct    []*Direct   // parked followers, written by the hub (direct.go)
 }
 
 // DefaultTailBytes bounds the frames a Hub keeps per turn.
@@ -125,12 +126,13 @@ func (h *Hub) turn(id string) *hubTurn {
 
 // Open records that turnID runs on this replica from now on, and publishes
 // the frames of it committed already: its frames come from Publish, and
-// notifications about it are ignored. The runner opens a turn when its job
+// notifications about it are ignored; a live view that catches up is
+// seeded from state (when not nil). The runner opens a turn when its job
 // starts and closes it when the job ends.
-func (h *Hub) Open(turnID string, committed []Frame) {
+func (h *Hub) Open(turnID string, state StateSource, committed []Frame) {
 	h.mu.Lock()
 	t := h.turn(turnID)
-	t.local = true
+	t.local, t.state = true, state
 	h.append(t, committed)
 	h.mu.Unlock()
 }
@@ -141,7 +143,7 @@ func (h *Hub) Open(turnID string, committed []Frame) {
 func (h *Hub) Close(turnID string) {
 	h.mu.Lock()
 	t := h.turn(turnID)
-	t.local = false
+	t.local, t.state = false, nil
 	// Parked followers go back to their goroutines, which follow the
 	// store's notifications.
 	for len(t.direct) > 0 {

@@ -35,7 +35,7 @@ func isClosed(c <-chan struct{}) bool {
 
 func TestHubTail(t *testing.T) {
 	h := NewHub(nil)
-	h.Open("t1", nil)
+	h.Open("t1", nil, nil)
 	tail := h.After("t1", 0)
 	if tail.Store || len(tail.Frames) != 0 || isClosed(tail.Wake) {
 		t.Fatalf("new local turn: %+v", tail)
@@ -65,7 +65,7 @@ func TestHubTail(t *testing.T) {
 func TestHubTailBound(t *testing.T) {
 	h := NewHub(nil)
 	h.maxBytes = 1000
-	h.Open("t", nil)
+	h.Open("t", nil, nil)
 	h.Publish("t", frames("t", 1, 50, ""))
 	if tail := h.After("t", 0); !tail.Store {
 		t.Errorf("a cursor older than the bounded tail must read the store")
@@ -86,7 +86,7 @@ func TestHubTailBound(t *testing.T) {
 func TestHubTailFramesKept(t *testing.T) {
 	h := NewHub(nil)
 	h.tailSize = 64 // room to grow in place, as a turn's tail usually has
-	h.Open("t", nil)
+	h.Open("t", nil, nil)
 	h.Publish("t", frames("t", 1, 10, ""))
 	held := h.After("t", 0).Frames
 	h.maxBytes = 1 // the next publish trims the tail to its last frame
@@ -141,7 +141,7 @@ func TestHubRemote(t *testing.T) {
 		t.Errorf("%d store reads for 5 followers and one notification, want 1", n)
 	}
 	h.Notify("r", 6) // nothing new
-	h.Open("x", nil)
+	h.Open("x", nil, nil)
 	h.Notify("x", 9) // local turns ignore notifications
 	if n := loads.Load(); n != 1 {
 		t.Errorf("%d store reads, want still 1", n)

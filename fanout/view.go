@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/liveview"
 	"github.com/toolmark/toolmark/markdown"
+	"github.com/toolmark/toolmark/turnstate"
 )
 
 // TurnView is the live view of one turn that every rendering follower on
@@ -37,6 +39,36 @@ func (h *Hub) View(turnID string) *TurnView {
 		t.view = &TurnView{view: liveview.New(markdown.Default()), frames: map[frameKey][]byte{}}
 	}
 	return t.view
+}
+
+// StateSource gives a turn's state as the runner running it on this
+// replica committed it (Hub.Open): a live view that starts late, or fell
+// behind, is seeded from it instead of reading and replaying the log.
+type StateSource interface {
+	// CommittedState returns a copy of the turn's state as of a committed
+	// event, its Seq: every event up to it is in the log (persist, then
+	// publish, holds for a seeded view too). It may wait for a commit.
+	CommittedState(ctx context.Context) (*turnstate.State, error)
+}
+
+// seed seeds v from the state of turnID when it runs on this replica, and
+// reports whether it did.
+func (h *Hub) seed(ctx context.Context, turnID string, v *liveview.View) bool {
+	h.mu.Lock()
+	var src StateSource
+	if t, ok := h.turns[turnID]; ok && t.local {
+		src = t.state
+	}
+	h.mu.Unlock()
+	if src == nil {
+		return false
+	}
+	st, err := src.CommittedState(ctx)
+	if err != nil {
+		return false // the job ended meanwhile: the log has it all
+	}
+	v.Seed(st)
+	return true
 }
 
 // CatchUpFunc brings a view that is behind up to the event seq upTo (a

@@ -137,6 +137,20 @@ func (l *View) Seq() int64 { return l.state.Seq() }
 // State returns the turn's state. The caller must not change it.
 func (l *View) State() *turnstate.State { return l.state }
 
+// Seed replaces the view's state with st, a turn's state as of its event
+// st.Seq() (a running turn's, as its runner committed it, see
+// turnstate.State.CloneAt), unless the view is there already: a view that
+// starts late or fell behind catches up without replaying the log. The
+// view owns st from now on.
+func (l *View) Seed(st *turnstate.State) {
+	if st.Seq() <= l.state.Seq() {
+		return
+	}
+	l.state = st
+	l.version++
+	l.replaced(toolmark.Event{}, nil)
+}
+
 // ApplyEvent applies the logged event e, decoding its data.
 func (l *View) ApplyEvent(e toolmark.Event) error {
 	data, err := toolmark.DecodeData(e.Type, e.Data)

@@ -43,6 +43,7 @@ type job struct {
 	resumed    bool  // continuing an answer another replica handed over
 	lastSave   time.Time
 	dirty      bool          // queued in the committer's list
+	seeds      seeding       // followers waiting for the committed state (seed.go)
 	done       chan struct{} // closed on phaseEnded (by to)
 }
 
@@ -208,6 +209,7 @@ func (j *job) take() (w store.TurnWrite, frames []fanout.Frame, ok bool) {
 	}
 	pending := j.pending
 	j.pending = nil
+	j.seedAtTakeLocked()
 	ch := j.state.TakeChanges()
 	w = store.TurnWrite{TurnID: j.turn.ID, MessageID: j.turn.AssistantMessageID, Started: j.startWrite,
 		ToolCalls: ch.Calls, Finish: finish, HandOver: handOver}
@@ -241,6 +243,7 @@ func (j *job) committedWrite(w store.TurnWrite) {
 	if n := len(w.Events); n > 0 {
 		j.lastCommit = max(j.lastCommit, w.Events[n-1].Seq)
 	}
+	j.seedCommittedLocked()
 	j.mu.Unlock()
 	if w.Finish != nil || w.HandOver > 0 {
 		j.end(nil)

@@ -298,10 +298,15 @@ func (r *Runner) enqueue(t toolmark.Turn, ownerID, userText string, seq int64, s
 	if state != nil {
 		j.state, j.resumed = state, true
 	}
+	for _, f := range committed { // what the log holds already is in the job's state too
+		if err := j.state.Apply(toolmark.Draft{Type: f.Event.Type, Data: f.Data, Tag: f.Tag}, f.Event.Time); err != nil {
+			j.log.Warn("a committed event does not apply to the turn's state", "seq", f.Event.Seq, "err", err)
+		}
+	}
 	r.jobs[t.ID] = j
 	r.queued++
 	r.wg.Add(1)
-	r.hub.Open(t.ID, committed)
+	r.hub.Open(t.ID, j, committed)
 	r.mu.Unlock()
 	r.cfg.Metrics.QueueChanged(1)
 	go j.run()

@@ -32,6 +32,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -395,4 +397,35 @@ func cloneTodos(t []toolmark.Todo) []toolmark.Todo {
 		return nil
 	}
 	return append([]toolmark.Todo(nil), t...)
+}
+
+// CloneAt returns a copy of s that shares nothing with it, as of the event
+// seq: the state of a turn as its runner holds it (whose drafts it applied
+// without seqs, Apply) given to a consumer of its logged events, which goes
+// on from the event after seq. Nothing is parsed; the copy has no changes
+// to take (TakeChanges).
+func (s *State) CloneAt(seq int64) *State {
+	c := *s
+	c.doc = s.doc.Clone()
+	c.calls, c.byID = make([]*Call, len(s.calls)), make(map[string]*Call, len(s.byID))
+	for i, call := range s.calls {
+		cc := *call
+		cc.Args = maps.Clone(call.Args)
+		c.calls[i], c.byID[cc.ID] = &cc, &cc
+	}
+	c.todos = cloneTodos(s.todos)
+	c.touched = slices.Clone(s.touched)
+	c.reasoning.r.Parts = slices.Clone(s.reasoning.r.Parts)
+	c.args = nil
+	for id, b := range s.args {
+		if c.args == nil {
+			c.args = make(map[string]*strings.Builder, len(s.args))
+		}
+		var nb strings.Builder
+		nb.WriteString(b.String())
+		c.args[id] = &nb
+	}
+	c.dirty, c.todosChanged, c.milestone = nil, false, false
+	c.seq = seq
+	return &c
 }
