@@ -137,14 +137,7 @@ func toolAgentPaced(rounds int, pace func(context.Context, toolmark.EmitFunc) er
 func viewOf(t *testing.T, evs []toolmark.Event, seq int64) *liveview.View {
 	t.Helper()
 	v := liveview.New(markdown.Default())
-	for _, e := range evs {
-		if e.Seq > seq {
-			break
-		}
-		if err := v.ApplyEvent(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyUpTo(t, evs, seq, v.ApplyEvent)
 	return v
 }
 

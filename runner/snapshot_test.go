@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/harness/pgtest"
-	"github.com/toolmark/toolmark/store"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 	"github.com/toolmark/toolmark/turnstate"
 )
@@ -28,24 +27,13 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestSnapshotMatchesReplayedLog(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	u, err := db.EnsureUser(ctx, "snap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := db.CreateConversation(ctx, u.ID, "snapshots")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const rounds = 40
 	r := New(Config{Store: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Run: toolAgent(rounds)})
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	turn, err := r.Create(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "go"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := createTurn(t, db, r)
 	log := Log(db, nil)
 	var wg sync.WaitGroup
 	var snaps []toolmark.SnapshotData
@@ -138,15 +126,21 @@ func replay(t *testing.T, evs []toolmark.Event, seq int64) *turnstate.State {
 	t.Helper()
 	st := turnstate.New()
 	st.StatusText = statusText
+	applyUpTo(t, evs, seq, st.ApplyEvent)
+	return st
+}
+
+// applyUpTo hands apply the logged events up to seq.
+func applyUpTo(t *testing.T, evs []toolmark.Event, seq int64, apply func(toolmark.Event) error) {
+	t.Helper()
 	for _, e := range evs {
 		if e.Seq > seq {
 			break
 		}
-		if err := st.ApplyEvent(e); err != nil {
+		if err := apply(e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return st
 }
 
 func snapshotOf(st *turnstate.State, seq int64) toolmark.SnapshotData {
