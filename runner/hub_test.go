@@ -159,7 +159,7 @@ func startRunner(t *testing.T, db *store.DB, owner string, a *heldAgent, opts ..
 	return r
 }
 
-func createTurn(t *testing.T, db *store.DB, r *Runner) toolmark.Turn {
+func createTurn(t testing.TB, db *store.DB, r *Runner) toolmark.Turn {
 	t.Helper()
 	ctx := t.Context()
 	u, err := db.EnsureUser(ctx, "hub")
