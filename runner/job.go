@@ -245,8 +245,8 @@ func (j *job) committedWrite(w store.TurnWrite) {
 	}
 	j.seedCommittedLocked()
 	j.mu.Unlock()
-	if w.Finish != nil || w.HandOver > 0 {
-		j.end(nil)
+	if (w.Finish != nil || w.HandOver > 0) && !j.end(nil) {
+		j.log.Warn("the turn's last write committed after its job was abandoned")
 	}
 }
 
@@ -264,12 +264,12 @@ func (j *job) fail(err error) {
 }
 
 // end moves j to phaseEnded: its end (or hand-over) is committed (err
-// nil), or it was abandoned (err says why). A job ended already stays as
-// it ended.
-func (j *job) end(err error) {
+// nil), or it was abandoned (err says why). It reports false for a job
+// that had ended already, which stays as it ended.
+func (j *job) end(err error) bool {
 	j.mu.Lock()
-	j.to(life{phase: phaseEnded, why: err})
-	j.mu.Unlock()
+	defer j.mu.Unlock()
+	return j.to(life{phase: phaseEnded, why: err})
 }
 
 // endError is why the job ended without its end written; nil when it was
@@ -375,7 +375,10 @@ func (j *job) finish(runErr error) {
 	l := j.life
 	switch {
 	case l.phase == phaseStopping && errors.Is(l.why, errLeaseLost), l.phase == phaseFailing:
-		j.to(life{phase: phaseEnded, why: l.why}) // another replica finalises the turn, or nothing can be written
+		// Another replica finalises the turn, or nothing can be written.
+		if !j.to(life{phase: phaseEnded, why: l.why}) {
+			j.log.Error("the phase table refuses to end a job", "from", l.phase) // stopping and failing may end
+		}
 		j.mu.Unlock()
 		return
 	case l.phase == phaseStopping && errors.Is(l.why, errHandedOver):
