@@ -51,7 +51,7 @@ type Report struct {
 	Arrivals    string   `json:"arrivals"`         // burst or poisson
 	Rate        float64  `json:"ratePerSecond,omitempty"`
 	Warmup      Duration `json:"warmupMs,omitempty"`
-	Render      bool     `json:"render,omitempty"` // followers read rendered HTML, compression accepted
+	Render      bool     `json:"render,omitempty"`    // followers read rendered HTML, compression accepted
 	Protocols   []string `json:"protocols,omitempty"` // a follower of each of these protocols per turn besides (Load.Protocols)
 
 	// InFlight is the mean number of turns in flight. With Poisson
