@@ -1,0 +1,66 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/fanout"
+)
+
+// TestGzipPiecesShared: two gzip'd streams of the same frames, one with a
+// keep-alive between them, each decode (by the standard library's reader)
+// to exactly what they were given, and both sent the same compressed bytes
+// of each frame: compressed once, by the first.
+func TestGzipPiecesShared(t *testing.T) {
+	var frames []fanout.Frame
+	for i, text := range []string{"a", strings.Repeat("long answer <b>&amp; ", 200), ""} {
+		data, _ := json.Marshal(toolmark.TextDeltaData{Text: text})
+		frames = append(frames, fanout.NewFrame(toolmark.Event{Seq: int64(i + 1), TurnID: "t", MessageID: "m", Type: toolmark.EventTextDelta, Time: time.Unix(1, 0).UTC(), Data: data}, nil))
+	}
+	var a, b gzipPieces
+	var za, zb []byte
+	var want []byte
+	for _, f := range frames {
+		za = a.appendFrame(za, f)
+		zb = b.appendText(zb, []byte(keepAlive))
+		zb = b.appendFrame(zb, f)
+		want = append(want, f.SSE()...)
+	}
+	za, zb = a.appendEnd(za), b.appendEnd(zb)
+	if got := mustGunzip(t, za); got != string(want) {
+		t.Errorf("first stream decodes to %q, want %q", got, want)
+	}
+	var wantB string
+	for _, f := range frames {
+		wantB += keepAlive + string(f.SSE())
+	}
+	if got := mustGunzip(t, zb); got != wantB {
+		t.Errorf("second stream decodes to %q, want %q", got, wantB)
+	}
+	for _, f := range frames {
+		p1, p2 := f.Encoded(fanout.EncodingSSEDeflate, deflateSSE), f.Encoded(fanout.EncodingSSEDeflate, deflateSSE)
+		if unsafe.SliceData(p1) != unsafe.SliceData(p2) || !bytes.Contains(za, p1) || !bytes.Contains(zb, p1) {
+			t.Errorf("frame %d: its compressed piece is not one, shared by both streams", f.Event.Seq)
+		}
+	}
+}
+
+func mustGunzip(tb testing.TB, z []byte) string {
+	tb.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatalf("decoding: %v", err)
+	}
+	return string(b)
+}
