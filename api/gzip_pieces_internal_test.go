@@ -64,3 +64,34 @@ func mustGunzip(tb testing.TB, z []byte) string {
 	}
 	return string(b)
 }
+
+// BenchmarkGzipFollowers writes a turn's text frames to 8 gzip'd
+// followers: each frame compressed once for all of them (the frame's
+// memo), against once per follower (as each stream's own gzip writer
+// did), the SSE bytes built once either way. It reports the CPU per frame and follower.
+func BenchmarkGzipFollowers(b *testing.B) {
+	const followers = 8
+	data, _ := json.Marshal(toolmark.TextDeltaData{Text: "a chunk of streamed answer text, as the demo model writes it"})
+	e := toolmark.Event{Seq: 1, TurnID: "0b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c", MessageID: "1b7c8a3e-2f1d-4c5e-9a6b-1d2e3f4a5b6c", Type: toolmark.EventTextDelta, Time: time.Now().UTC(), Data: data}
+	for _, tt := range []struct {
+		name   string
+		shared bool
+	}{{"shared", true}, {"per-follower", false}} {
+		b.Run(tt.name, func(b *testing.B) {
+			var zs [followers]gzipPieces
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				f := fanout.NewFrame(e, nil)
+				for i := range zs {
+					if tt.shared {
+						buf = zs[i].appendFrame(buf[:0], f)
+					} else {
+						buf = zs[i].appendText(buf[:0], f.SSE()) // compressed for this stream alone
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*followers), "ns/frame-follower")
+		})
+	}
+}
