@@ -24,6 +24,8 @@ type aguiEncoder struct {
 	step                       string // the open step's name
 	text                       string // the open text message's id
 	texts                      int
+	reasoning                  string // the open reasoning message's id (its span's is aguiSpan of it)
+	reasonings                 int
 	calls                      map[string]*aguiCall
 	order                      []string
 	buf                        []byte
@@ -46,7 +48,7 @@ var aguiEvents = map[toolmark.EventType]func(e *aguiEncoder, f fanout.Frame, dat
 	toolmark.EventTurnStarted:     func(*aguiEncoder, fanout.Frame, any) {},
 	toolmark.EventRoundStarted:    (*aguiEncoder).round,
 	toolmark.EventTextDelta:       (*aguiEncoder).textDelta,
-	toolmark.EventReasoningDelta:  func(*aguiEncoder, fanout.Frame, any) {}, // the thinking stays on toolmark's own streams
+	toolmark.EventReasoningDelta:  (*aguiEncoder).reasoningDelta,
 	toolmark.EventToolCallStarted: (*aguiEncoder).toolCall,
 	toolmark.EventToolCallDelta:   (*aguiEncoder).toolCall,
 	toolmark.EventToolCallRunning: (*aguiEncoder).toolCall,
@@ -92,7 +94,14 @@ func (e *aguiEncoder) end(io.Writer) error { return nil }
 
 func (e *aguiEncoder) event(v any) { e.buf = appendSSEData(e.buf, v) }
 
+// closeText closes the open text or reasoning message: what comes next
+// (the other kind, a call, the step's end) follows it.
 func (e *aguiEncoder) closeText() {
+	if e.reasoning != "" {
+		e.event(map[string]string{"type": "REASONING_MESSAGE_END", "messageId": e.reasoning})
+		e.event(map[string]string{"type": "REASONING_END", "messageId": aguiSpan(e.reasoning)})
+		e.reasoning = ""
+	}
 	if e.text != "" {
 		e.event(map[string]string{"type": "TEXT_MESSAGE_END", "messageId": e.text})
 		e.text = ""
@@ -120,6 +129,7 @@ func (e *aguiEncoder) textDelta(_ fanout.Frame, d any) {
 		return
 	}
 	if e.text == "" {
+		e.closeText() // reasoning
 		e.texts++
 		e.text = e.messageID
 		if e.texts > 1 {
@@ -129,6 +139,27 @@ func (e *aguiEncoder) textDelta(_ fanout.Frame, d any) {
 	}
 	e.event(map[string]string{"type": "TEXT_MESSAGE_CONTENT", "messageId": e.text, "delta": t.Text})
 }
+
+// reasoningDelta streams the model's thinking as an AG-UI reasoning
+// message, inside a reasoning span of its own; a text, a call or the
+// step's end closes both.
+func (e *aguiEncoder) reasoningDelta(_ fanout.Frame, d any) {
+	r, ok := d.(toolmark.ReasoningDeltaData)
+	if !ok || r.Text == "" {
+		return
+	}
+	if e.reasoning == "" {
+		e.closeText()
+		e.reasonings++
+		e.reasoning = e.messageID + "-reasoning-" + strconv.Itoa(e.reasonings)
+		e.event(map[string]string{"type": "REASONING_START", "messageId": aguiSpan(e.reasoning)})
+		e.event(map[string]string{"type": "REASONING_MESSAGE_START", "messageId": e.reasoning, "role": "reasoning"})
+	}
+	e.event(map[string]string{"type": "REASONING_MESSAGE_CONTENT", "messageId": e.reasoning, "delta": r.Text})
+}
+
+// aguiSpan is the id of the reasoning span that holds reasoning message id.
+func aguiSpan(id string) string { return id + "-span" }
 
 // pointer escapes a call id as a JSON Pointer's token (RFC 6901).
 func pointer(id string) string {
@@ -228,5 +259,9 @@ func (e *aguiEncoder) turnEnd(f fanout.Frame, d any) {
 		e.event(map[string]string{"type": "RUN_ERROR", "message": nonEmpty(end.Error, "The turn failed."), "code": end.Code})
 		return
 	}
-	e.event(map[string]any{"type": "RUN_FINISHED", "threadId": e.threadID, "runId": e.runID})
+	finished := map[string]any{"type": "RUN_FINISHED", "threadId": e.threadID, "runId": e.runID}
+	if f.Event.Type == toolmark.EventTurnCancelled {
+		finished["outcome"] = map[string]string{"type": "cancelled"}
+	}
+	e.event(finished)
 }

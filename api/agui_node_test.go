@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
 // aguiRun runs one AG-UI run with @ag-ui/client's HttpAgent.
@@ -18,6 +21,7 @@ func aguiRun(t *testing.T, c *client, thread, run, question string) (out struct 
 	} `json:"state"`
 	Messages []map[string]any `json:"messages"`
 	Events   []string         `json:"events"`
+	Outcome  string           `json:"outcome"`
 	Errors   []string         `json:"errors"`
 }) {
 	t.Helper()
@@ -85,4 +89,35 @@ func lastAssistant(msgs []map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// TestAGUIHttpAgentCancelledRun cancels a run half way (through the stop
+// route of its thread, the conversation): HttpAgent sees the run finish
+// with the outcome "cancelled", no verifier error, and its state holds
+// every call final, the calls the cancel cut "cancelled".
+func TestAGUIHttpAgentCancelledRun(t *testing.T) {
+	_, alice, _ := tokenServerWith(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 500; i++ { // once the answer has a call (its content is saved at each call's change)
+			time.Sleep(20 * time.Millisecond)
+			if _, _, b := alice.do("GET", "/api/conversations/thread-stop", ""); !strings.Contains(string(b), "ToolCall type=") {
+				continue
+			}
+			if st, _, _ := alice.do("POST", "/api/ai-sdk/chat/thread-stop/stop", ""); st == http.StatusAccepted {
+				return
+			}
+		}
+	}()
+	out := aguiRun(t, alice, "thread-stop", "run-stop", twoToolQuestion)
+	<-done
+	if len(out.Errors) > 0 || out.Outcome != "cancelled" || out.Events[len(out.Events)-1] != "RUN_FINISHED" || len(out.State.ToolCalls) == 0 {
+		t.Fatalf("errors %q, outcome %q, events %q", out.Errors, out.Outcome, out.Events)
+	}
+	for id, c := range out.State.ToolCalls {
+		if s := c["status"]; s != "success" && s != "error" && s != "cancelled" {
+			t.Errorf("call %s ended %q in the state", id, s)
+		}
+	}
 }

@@ -34,8 +34,24 @@ type aiSDKEncoder struct {
 	reasoning string // the id of the open reasoning block
 	blocks    int    // blocks opened so far, for their ids
 	calls     map[string]*aiSDKCall
-	order     []string // the calls in the order they started
+	order     []string                  // the calls in the order they started
+	subagents map[string]*aiSDKSubagent // by the sub-agent's call id
 	buf       []byte
+}
+
+// aiSDKSubagent is a sub-agent call's data-subagent part: its status and
+// the calls it made (nested calls, whose tool parts are the answer's like
+// every call's), so a frontend tells them from the answer's own calls.
+type aiSDKSubagent struct {
+	toolmark.SubagentStatusData
+	Calls []aiSDKNested `json:"calls"`
+}
+
+// aiSDKNested is a call a sub-agent made, as its data-subagent part lists it.
+type aiSDKNested struct {
+	ToolCallID string `json:"toolCallId"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
 }
 
 // aiSDKCall is what the encoder knows of one tool call.
@@ -46,7 +62,7 @@ type aiSDKCall struct {
 }
 
 func newAISDKEncoder(t toolmark.Turn) *aiSDKEncoder {
-	return &aiSDKEncoder{messageID: t.AssistantMessageID, calls: map[string]*aiSDKCall{}}
+	return &aiSDKEncoder{messageID: t.AssistantMessageID, calls: map[string]*aiSDKCall{}, subagents: map[string]*aiSDKSubagent{}}
 }
 
 // aiSDKParts maps every event type to the parts it becomes. Its test fails
@@ -70,7 +86,9 @@ var aiSDKParts = map[toolmark.EventType]func(e *aiSDKEncoder, f fanout.Frame, da
 	},
 	toolmark.EventSubagentStatus: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
 		if d, ok := d.(toolmark.SubagentStatusData); ok {
-			e.part(map[string]any{"type": "data-subagent", "id": "subagent-" + d.ToolCallID, "data": d})
+			sa := e.subagent(d.ToolCallID)
+			sa.SubagentStatusData = d
+			e.part(sa.part())
 		}
 	},
 	toolmark.EventToolProgress: func(e *aiSDKEncoder, _ fanout.Frame, d any) {
@@ -146,10 +164,47 @@ func (e *aiSDKEncoder) blockID(kind string) string {
 	return kind + "-" + strconv.Itoa(e.blocks)
 }
 
+// textDelta sends the text the model wrote: a text_delta's text is
+// neutralised as toolmark's content holds it ("<ToolCall" written as
+// "&lt;ToolCall"), which the UIMessage's text, rendered by its client as
+// text, must not show — it equals the stored answer's text
+// (toolcallmarkup.Text), as the history gives it.
 func (e *aiSDKEncoder) textDelta(_ fanout.Frame, d any) {
 	if t, ok := d.(toolmark.TextDeltaData); ok && t.Text != "" {
-		e.blockDelta("text", t.Text)
+		e.blockDelta("text", toolcallmarkup.RestoreText(t.Text))
 	}
+}
+
+// subagent returns the data-subagent part of the sub-agent call id.
+func (e *aiSDKEncoder) subagent(id string) *aiSDKSubagent {
+	sa := e.subagents[id]
+	if sa == nil {
+		sa = &aiSDKSubagent{SubagentStatusData: toolmark.SubagentStatusData{ToolCallID: id}, Calls: []aiSDKNested{}}
+		e.subagents[id] = sa
+	}
+	return sa
+}
+
+func (sa *aiSDKSubagent) part() map[string]any {
+	return map[string]any{"type": "data-subagent", "id": "subagent-" + sa.ToolCallID, "data": sa}
+}
+
+// nested records the status of tc, a call a sub-agent made, in its
+// parent's data-subagent part, sent again when it changed.
+func (e *aiSDKEncoder) nested(tc toolmark.ToolCallData) {
+	sa := e.subagent(tc.ParentID)
+	for i := range sa.Calls {
+		if sa.Calls[i].ToolCallID == tc.ToolCallID {
+			if sa.Calls[i].Status == tc.Status {
+				return
+			}
+			sa.Calls[i].Status = tc.Status
+			e.part(sa.part())
+			return
+		}
+	}
+	sa.Calls = append(sa.Calls, aiSDKNested{ToolCallID: tc.ToolCallID, Name: tc.Name, Status: tc.Status})
+	e.part(sa.part())
 }
 
 func (e *aiSDKEncoder) reasoningDelta(_ fanout.Frame, d any) {
@@ -232,6 +287,9 @@ func (e *aiSDKEncoder) toolCall(f fanout.Frame, d any) {
 	if tc.StatusText != "" {
 		e.status(tc.StatusText)
 	}
+	if tc.ParentID != "" {
+		e.nested(tc)
+	}
 	switch f.Event.Type {
 	case toolmark.EventToolCallDelta:
 		if tc.Chunk != "" && !c.available {
@@ -261,6 +319,9 @@ func (e *aiSDKEncoder) snapshot(_ fanout.Frame, d any) {
 	}
 	for _, r := range s.ToolCalls {
 		c := e.call(r.ID, r.Name)
+		if r.ParentID != "" {
+			e.nested(toolmark.ToolCallData{ToolCallID: r.ID, ParentID: r.ParentID, Name: r.Name, Status: r.Status})
+		}
 		var args any
 		if len(r.Arguments) > 0 {
 			_ = json.Unmarshal(r.Arguments, &args)
@@ -275,7 +336,7 @@ func (e *aiSDKEncoder) snapshot(_ fanout.Frame, d any) {
 		}
 	}
 	if text := toolcallmarkup.Text(s.Content); text != "" {
-		e.textDelta(fanout.Frame{}, toolmark.TextDeltaData{Text: text})
+		e.blockDelta("text", text) // restored already
 	}
 }
 

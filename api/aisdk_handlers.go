@@ -178,10 +178,7 @@ func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
 		if m.Role == toolmark.RoleAssistant && m.Status == toolmark.MessageStreaming {
 			continue // the active turn's answer: a client resumes its stream, which holds it whole
 		}
-		var parts []any
-		for _, c := range m.ToolCalls {
-			parts = append(parts, aiSDKToolPart(c))
-		}
+		parts := aiSDKCallParts(m.ToolCalls)
 		if text := toolcallmarkup.Text(m.Content); text != "" {
 			parts = append(parts, map[string]any{"type": "text", "text": text, "state": "done"})
 		}
@@ -191,6 +188,39 @@ func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
 		out = append(out, map[string]any{"id": m.ID, "role": string(m.Role), "parts": parts})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// aiSDKCallParts is a stored answer's calls as final tool parts, then a
+// data-subagent part for each sub-agent that made calls, listing them
+// (as the live stream's last one of it does).
+func aiSDKCallParts(calls []toolmark.ToolCallRecord) []any {
+	var parts []any
+	subagents := map[string]*aiSDKSubagent{}
+	var order []string
+	phase := map[string]string{} // a sub-agent's, from its call's final status
+	for _, c := range calls {
+		phase[c.ID] = "failed"
+		if toolcallmarkup.Status(c.Status) == toolcallmarkup.StatusSuccess {
+			phase[c.ID] = "completed"
+		}
+	}
+	for _, c := range calls {
+		parts = append(parts, aiSDKToolPart(c))
+		if c.ParentID == "" {
+			continue
+		}
+		sa := subagents[c.ParentID]
+		if sa == nil {
+			sa = &aiSDKSubagent{SubagentStatusData: toolmark.SubagentStatusData{ToolCallID: c.ParentID, Phase: phase[c.ParentID]}}
+			subagents[c.ParentID] = sa
+			order = append(order, c.ParentID)
+		}
+		sa.Calls = append(sa.Calls, aiSDKNested{ToolCallID: c.ID, Name: c.Name, Status: c.Status})
+	}
+	for _, id := range order {
+		parts = append(parts, subagents[id].part())
+	}
+	return parts
 }
 
 // aiSDKToolPart is a stored call as a final tool part of a UIMessage.

@@ -120,3 +120,51 @@ func TestAISDKDropResumeStop(t *testing.T) {
 		t.Errorf("resume after the stop = %d, want 204", st)
 	}
 }
+
+// TestAISDKLateJoinerSeesTheSameParts opens a second stream of a chat (the
+// resume route, gzip'd) while its turn runs and the first stream reads on:
+// both end with the same parts in the same order, from the turn's start,
+// none missing, none twice.
+func TestAISDKLateJoinerSeesTheSameParts(t *testing.T) {
+	_, alice, _ := tokenServerWith(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
+	body := `{"id":"chat-late","trigger":"submit-message","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":` +
+		string(must(json.Marshal(twoToolQuestion))) + `}]}]}`
+	resp, sc := openAISDK(t, context.Background(), alice, "POST", "/api/ai-sdk/chat", body)
+	defer resp.Body.Close()
+	var first []string
+	for p := nextPart(sc); p != ""; p = nextPart(sc) {
+		first = append(first, p)
+		if len(first) == 6 {
+			break
+		}
+	}
+	type answer struct {
+		st int
+		h  http.Header
+		b  []byte
+	}
+	late := make(chan answer)
+	go func() {
+		st, h, b := alice.do("GET", "/api/ai-sdk/chat/chat-late/stream", "", "Accept-Encoding", "gzip")
+		late <- answer{st, h, b}
+	}()
+	for p := nextPart(sc); p != ""; p = nextPart(sc) {
+		first = append(first, p)
+	}
+	a := <-late
+	if a.st != http.StatusOK {
+		t.Fatalf("the late joiner's GET = %d: %s", a.st, a.b)
+	}
+	var second []string
+	for _, line := range strings.Split(string(gunzipBody(t, a.h, a.b)), "\n") {
+		if p, ok := strings.CutPrefix(line, "data: "); ok {
+			second = append(second, p)
+		}
+	}
+	if len(first) < 10 || first[len(first)-1] != "[DONE]" {
+		t.Fatalf("the first stream: %q", first)
+	}
+	if strings.Join(second, "\n") != strings.Join(first, "\n") {
+		t.Errorf("the late joiner's %d parts differ from the first's %d:\n%q\n%q", len(second), len(first), second, first)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/toolmark/toolmark/fanout"
 )
 
@@ -40,8 +39,8 @@ const (
 type takenStream struct {
 	conn net.Conn
 	raw  syscall.RawConn // nil when the connection has no descriptor: it never parks
-	gz   *kgzip.Writer   // nil when the body is not compressed
-	zbuf bytes.Buffer    // gz's output
+	gz   *gzipPieces     // nil when the body is not compressed
+	body []byte          // the chunk's body being built
 	out  []byte          // the chunk being written
 	rest []byte          // what a write of the hub's left: written first, by the stream
 	log  *takenLog       // the request log's figures; nil outside logRequests
@@ -118,7 +117,7 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) (ts *takenStream, 
 		ts.raw, _ = sc.SyscallConn()
 	}
 	if gzip {
-		ts.gz, _ = kgzip.NewWriterLevel(&ts.zbuf, kgzip.StatelessCompression)
+		ts.gz = new(gzipPieces)
 	}
 	s.takeMu.Lock()
 	s.taken[ts] = struct{}{}
@@ -212,11 +211,15 @@ func (ts *takenStream) writeHead(h http.Header, first string) error {
 
 // chunk returns text as a chunk of the body.
 func (ts *takenStream) chunk(text string) []byte {
-	return ts.framesChunk([]fanout.Frame{{SSE: []byte(text)}})
+	if ts.gz == nil {
+		ts.body = append(ts.body[:0], text...)
+	} else {
+		ts.body = ts.gz.appendText(ts.body[:0], []byte(text))
+	}
+	return ts.frame(ts.body)
 }
 
-// frame wraps body in the chunked encoding's size line and end. body may
-// be ts.out itself.
+// frame wraps body in the chunked encoding's size line and end into ts.out.
 func (ts *takenStream) frame(body []byte) []byte {
 	var size [16]byte
 	line := strconv.AppendInt(size[:0], int64(len(body)), 16)
@@ -234,22 +237,19 @@ func (ts *takenStream) frame(body []byte) []byte {
 	return out
 }
 
-// framesChunk is the chunk of frames' SSE bytes.
+// framesChunk is the chunk of frames' SSE bytes, each frame's encoded
+// (and compressed) once for all its followers (fanout.Frame.Encoded).
 func (ts *takenStream) framesChunk(frames []fanout.Frame) []byte {
-	if ts.gz == nil {
-		body := ts.out[:0]
-		for _, f := range frames {
-			body = append(body, f.SSE...)
-		}
-		ts.out = body
-		return ts.frame(body)
-	}
-	ts.zbuf.Reset()
+	body := ts.body[:0]
 	for _, f := range frames {
-		_, _ = ts.gz.Write(f.SSE)
+		if ts.gz == nil {
+			body = append(body, f.SSE()...)
+		} else {
+			body = ts.gz.appendFrame(body, f)
+		}
 	}
-	_ = ts.gz.Flush()
-	return ts.frame(ts.zbuf.Bytes())
+	ts.body = body
+	return ts.frame(body)
 }
 
 // flushRest writes what a write of the hub's left, waiting for the socket.
@@ -322,9 +322,8 @@ func (ts *takenStream) end() {
 	}
 	var last []byte
 	if ts.gz != nil {
-		ts.zbuf.Reset()
-		_ = ts.gz.Close()
-		last = ts.frame(ts.zbuf.Bytes())
+		ts.body = ts.gz.appendEnd(ts.body[:0])
+		last = ts.frame(ts.body)
 	}
 	_ = ts.write(append(last, "0\r\n\r\n"...))
 }

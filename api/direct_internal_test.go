@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolmark/toolmark/fanout"
 )
 
 // TestTakenStreamCutOff times a write out while the client reads nothing,
@@ -20,7 +18,7 @@ func TestTakenStreamCutOff(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	ts := &takenStream{conn: server, timeout: 50 * time.Millisecond}
-	err := ts.Frames([]fanout.Frame{{SSE: []byte("data: " + strings.Repeat("x", 1000) + "\n\n")}})
+	err := ts.Text("data: " + strings.Repeat("x", 1000) + "\n\n")
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the write to a client that reads nothing: %v, want a timeout", err)
 	}

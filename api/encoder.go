@@ -42,7 +42,7 @@ type eventsEncoder struct{}
 
 func (eventsEncoder) write(w io.Writer, frames []fanout.Frame) error {
 	for _, f := range frames {
-		if _, err := w.Write(f.SSE); err != nil {
+		if _, err := w.Write(f.SSE()); err != nil {
 			return err
 		}
 	}

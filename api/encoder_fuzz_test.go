@@ -122,8 +122,8 @@ func FuzzProtocolEncoders(f *testing.F) {
 			map[string]string{"text-delta": "id", "reasoning-delta": "id", "tool-input-delta": "toolCallId", "tool-input-available": "toolCallId"},
 			map[string]string{"text-end": "id", "reasoning-end": "id", "tool-output-available": "toolCallId", "tool-output-error": "toolCallId", "finish-step": "step"})
 		checkOrder(t, encodeAll(t, "ag-ui", frames, batch), "RUN_STARTED", map[string]bool{"RUN_FINISHED": true, "RUN_ERROR": true},
-			map[string]string{"TEXT_MESSAGE_START": "messageId", "TOOL_CALL_START": "toolCallId", "STEP_STARTED": "stepName"},
-			map[string]string{"TEXT_MESSAGE_CONTENT": "messageId", "TOOL_CALL_ARGS": "toolCallId"},
-			map[string]string{"TEXT_MESSAGE_END": "messageId", "TOOL_CALL_END": "toolCallId", "STEP_FINISHED": "stepName"})
+			map[string]string{"TEXT_MESSAGE_START": "messageId", "REASONING_START": "messageId", "REASONING_MESSAGE_START": "messageId", "TOOL_CALL_START": "toolCallId", "STEP_STARTED": "stepName"},
+			map[string]string{"TEXT_MESSAGE_CONTENT": "messageId", "REASONING_MESSAGE_CONTENT": "messageId", "TOOL_CALL_ARGS": "toolCallId"},
+			map[string]string{"TEXT_MESSAGE_END": "messageId", "REASONING_MESSAGE_END": "messageId", "REASONING_END": "messageId", "TOOL_CALL_END": "toolCallId", "STEP_FINISHED": "stepName"})
 	})
 }

@@ -5,57 +5,19 @@
 //
 // # Data flow
 //
-//	runner: commit → Hub.Publish(frames: typed payload + SSE bytes, built once)
-//	        → followers of events write the SSE bytes
+//	runner: commit → Hub.Publish(frames: the events, typed once)
+//	        → followers of events write each frame's SSE bytes, encoded once
+//	          for all of them (Frame.SSE)
 //	        → rendering followers apply the typed payloads to the turn's View
 //	          (nothing decoded) and write its coalesced render frames
 package fanout
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/sse"
 )
-
-// Frame is one committed event: the event, its payload typed (one of the
-// toolmark.*Data values), and its SSE frame built once for every follower.
-// Event.Data lies inside SSE.
-type Frame struct {
-	Event toolmark.Event
-	Data  any
-	// Tag is, for a tool call the runner committed, the tag its markup was
-	// formatted from (toolmark.Draft.Tag): the live view takes it as it is
-	// instead of parsing the markup again.
-	Tag any
-	SSE []byte
-}
-
-// NewFrame builds the frame of a committed event whose typed payload is
-// data; nil leaves the payload to be decoded from e.Data when a view needs
-// it (an event read from the store).
-func NewFrame(e toolmark.Event, data any) Frame {
-	buf, start, end := sse.AppendEvent(nil, e)
-	e.Data = buf[start:end:end]
-	return Frame{Event: e, Data: data, SSE: buf}
-}
-
-// Payload returns the frame's typed payload, decoding the event's data when
-// the frame was built without it.
-func (f Frame) Payload() (any, error) {
-	if f.Data != nil {
-		return f.Data, nil
-	}
-	d, err := toolmark.DecodeData(f.Event.Type, f.Event.Data)
-	if err != nil {
-		return nil, fmt.Errorf("event %d: %w", f.Event.Seq, err)
-	}
-	return d, nil
-}
 
 // Hub hands committed events to the followers of turns from memory.
 //
@@ -194,7 +156,7 @@ func (h *Hub) append(t *hubTurn, frames []Frame) {
 			t.frames = make([]Frame, 0, max(len(frames), h.tailSize))
 		}
 		t.frames = append(t.frames, f)
-		t.bytes += len(f.SSE)
+		t.bytes += f.size()
 		t.last = seq
 		if f.Event.Type.Terminal() && !t.final {
 			t.final = true
@@ -207,7 +169,7 @@ func (h *Hub) append(t *hubTurn, frames []Frame) {
 	// released). They go with the backing array, once append has moved
 	// the tail to a new one.
 	for t.bytes > h.maxBytes && len(t.frames) > 1 {
-		t.bytes -= len(t.frames[0].SSE)
+		t.bytes -= t.frames[0].size()
 		t.frames = t.frames[1:]
 	}
 	if grew {

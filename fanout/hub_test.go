@@ -47,8 +47,8 @@ func TestHubTail(t *testing.T) {
 	if got := h.After("t1", 1).Frames; len(got) != 2 || got[0].Event.Seq != 2 {
 		t.Fatalf("After(1) = %d frames", len(got))
 	}
-	if f := h.After("t1", 1).Frames[0]; !strings.Contains(string(f.SSE), "id: 2\nevent: text_delta\n") || string(f.Event.Data) != `{"text":"x"}` {
-		t.Errorf("frame %q", f.SSE)
+	if f := h.After("t1", 1).Frames[0]; !strings.Contains(string(f.SSE()), "id: 2\nevent: text_delta\n") || string(f.Event.Data) != `{"text":"x"}` {
+		t.Errorf("frame %q", f.SSE())
 	}
 	w := h.After("t1", 3).Wake
 	h.Publish("t1", frames("t1", 2, 3, "")) // old: no wake-up
@@ -95,8 +95,8 @@ func TestHubTailFramesKept(t *testing.T) {
 		t.Fatalf("the tail was not trimmed: %+v", tail)
 	}
 	for i, f := range held {
-		if f.Event.Seq != int64(i+1) || !strings.Contains(string(f.SSE), "id: "+strconv.Itoa(i+1)+"\n") {
-			t.Fatalf("held frame %d changed to seq %d %q after the trim", i, f.Event.Seq, f.SSE)
+		if f.Event.Seq != int64(i+1) || !strings.Contains(string(f.SSE()), "id: "+strconv.Itoa(i+1)+"\n") {
+			t.Fatalf("held frame %d changed to seq %d %q after the trim", i, f.Event.Seq, f.SSE())
 		}
 	}
 }

@@ -35,6 +35,8 @@ server from outside (PostgreSQL figures too when --database-url is given).
                                                    Poisson arrivals on a database of 300 000 earlier turns
   toolmark bench --render --turns 20 --demo-answer-bytes 12000
                                                    followers read rendered HTML, as the page does
+  toolmark bench --protocols page,ai-sdk           beside each turn's event stream, the page's and
+                                                   an AI SDK frontend's streams of the same turn
   toolmark bench --idle --streams 10000            memory per idle follower
   toolmark bench --idle --render                   memory per idle page (rendering stream)
   toolmark bench --server http://127.0.0.1:8080 --turns 40 --concurrency 4
@@ -99,7 +101,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type benchFlags struct {
 	server, token, dbURL        string
 	turns, conc, followers      int
-	arrivals                    string
+	arrivals, protocols         string
 	rate                        float64
 	warmup                      time.Duration
 	render, capacity            bool
@@ -133,6 +135,7 @@ func bindBenchFlags(fs *flag.FlagSet) *benchFlags {
 	fs.Float64Var(&f.rate, "rate", 0, "with --arrivals poisson: turns started per second on average")
 	fs.DurationVar(&f.warmup, "warmup", 0, "with --arrivals poisson: leave the turns that start in this first stretch out of the latencies")
 	fs.BoolVar(&f.render, "render", false, "followers read rendered HTML (?render=html) with gzip accepted, as the web page does; reports bytes on the wire")
+	fs.StringVar(&f.protocols, "protocols", "", "comma-separated: one follower of each of these other protocols per turn besides the event streams: page (rendered HTML), ai-sdk (the AI SDK UI message stream); their latencies are not measured")
 	fs.BoolVar(&f.capacity, "find-capacity", false, "search for the most turns in flight (Poisson arrivals) whose delivery p99 stays under --p99")
 	fs.DurationVar(&f.p99, "p99", 50*time.Millisecond, "with --find-capacity: the live delivery p99 to stay under")
 	fs.DurationVar(&f.window, "window", 20*time.Second, "with --find-capacity: how long turns arrive in each step")
@@ -229,9 +232,20 @@ func (f *benchFlags) mode(steps []int) benchMode {
 		idle: f.idle, streams: f.streams, idleTurns: f.idleTurns,
 		steps: steps, table: f.table, plot: f.plot,
 		load: bench.Load{Turns: f.turns, Concurrency: f.conc, Followers: f.followers,
-			Arrivals: f.arrivals, Rate: f.rate, Warmup: f.warmup, Render: f.render},
+			Arrivals: f.arrivals, Rate: f.rate, Warmup: f.warmup, Render: f.render, Protocols: splitList(f.protocols)},
 		capacity: capacityFlag(f.capacity, bench.CapacityLoad{Target: f.p99, Window: f.window, Followers: f.followers, Start: f.capStart, Max: f.capMax, Repeat: f.capRepeat}),
 	}
+}
+
+// splitList splits a comma-separated flag value, leaving out empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // writeBenchReport writes rep on stdout, as JSON or as text, and returns

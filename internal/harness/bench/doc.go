@@ -40,7 +40,10 @@
 // from each turn's scheduled instant, so a stall cannot hide behind a
 // load that waited for it). With Render its followers read the rendered
 // HTML the web page reads, compression accepted, and the report counts
-// bytes on the wire per turn against the answer. FindCapacity runs Poisson
+// bytes on the wire per turn against the answer. With Protocols each turn
+// also has one stream of each protocol named — the page's rendered HTML,
+// an AI SDK frontend's UI message stream — read to its end and checked to
+// end as its protocol says, their cost in the server's figures. FindCapacity runs Poisson
 // loads at rising rates for the most turns in flight whose live-delivery
 // p99 stays under a target. Sweep repeats it over a list of concurrencies, all turns
 // of a step started at once, on a fresh server per step, and Table and Plot

@@ -51,7 +51,8 @@ type Report struct {
 	Arrivals    string   `json:"arrivals"`         // burst or poisson
 	Rate        float64  `json:"ratePerSecond,omitempty"`
 	Warmup      Duration `json:"warmupMs,omitempty"`
-	Render      bool     `json:"render,omitempty"` // followers read rendered HTML, compression accepted
+	Render      bool     `json:"render,omitempty"`    // followers read rendered HTML, compression accepted
+	Protocols   []string `json:"protocols,omitempty"` // a follower of each of these protocols per turn besides (Load.Protocols)
 
 	// InFlight is the mean number of turns in flight. With Poisson
 	// arrivals it is taken over the steady window, from the end of the
@@ -343,7 +344,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-13s %s\n", label, fmt.Sprintf(format, args...))
 	}
-	shape := Load{Turns: r.Turns, Concurrency: r.Concurrency, Followers: r.Followers, Arrivals: r.Arrivals, Rate: r.Rate, Render: r.Render}.describe()
+	shape := Load{Turns: r.Turns, Concurrency: r.Concurrency, Followers: r.Followers, Arrivals: r.Arrivals, Rate: r.Rate, Render: r.Render, Protocols: r.Protocols}.describe()
 	if r.Demo != nil {
 		shape += fmt.Sprintf("; demo pace %v, tools %s, answer %s", r.Demo.Delay, toolsText(r.Demo.Tools), answerText(r.Demo.AnswerBytes, r.Demo.AnswerShape))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ type Load struct {
 	// compression accepted, as the web page does, instead of the events:
 	// the report then counts the bytes on the wire and the render frames.
 	Render bool
+	// Protocols adds, per turn, one stream of each protocol named
+	// (ProtocolPage, ProtocolAISDK) beside the Followers event streams.
+	Protocols []string
 }
 
 // The arrival processes of a Load.
@@ -56,6 +60,9 @@ func (l Load) check() (Load, error) {
 	}
 	if l.Followers < 0 || l.Concurrency < 0 || l.Warmup < 0 {
 		return l, errors.New("followers, concurrency and warm-up cannot be negative")
+	}
+	if err := checkProtocols(l.Protocols); err != nil {
+		return l, err
 	}
 	switch l.Arrivals {
 	case "", ArrivalsBurst:
@@ -101,6 +108,9 @@ type turnResult struct {
 	late    time.Duration // how long after t0 the POST was sent
 	warmup  bool          // meant to start during the warm-up: not in the latency figures
 	streams []streamResult
+	// protocols holds why each protocol follower (Load.Protocols) failed,
+	// nil where it ended as its protocol says.
+	protocols []error
 }
 
 // costs is a sample of the server's and the bench's own resources.
@@ -133,7 +143,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	rep := &Report{
 		Server: t.url, StartedServer: t.server != nil, Model: info.Model, Question: b.cfg.Question,
 		Turns: l.Turns, Concurrency: l.Concurrency, Followers: l.Followers,
-		Arrivals: l.Arrivals, Rate: l.Rate, Warmup: Duration(l.Warmup), Render: l.Render,
+		Arrivals: l.Arrivals, Rate: l.Rate, Warmup: Duration(l.Warmup), Render: l.Render, Protocols: l.Protocols,
 	}
 	if t.server != nil {
 		d := b.cfg.Demo
@@ -149,7 +159,7 @@ func (b *Bench) run(ctx context.Context, t *target, l Load) (*Report, error) {
 	}
 
 	b.out.say("running one turn alone")
-	ref := b.turn(ctx, s, convs[0], 1, time.Now(), l.Render)
+	ref := b.turn(ctx, s, convs[0], Load{Followers: 1, Render: l.Render}, time.Now())
 	if err := ref.failure(); err != nil {
 		return nil, fmt.Errorf("the turn run alone failed: %w", err)
 	}
@@ -302,7 +312,7 @@ func (b *Bench) load(ctx context.Context, s *session, convs []string, l Load) ([
 	var wg sync.WaitGroup
 	run := func(i int, at time.Time, began time.Time) {
 		defer wg.Done()
-		results[i] = b.turn(ctx, s.replica(i), convs[i], l.Followers, at, l.Render)
+		results[i] = b.turn(ctx, s.replica(i), convs[i], l, at)
 		results[i].warmup = at.Sub(began) < l.Warmup
 		p.turnDone(results[i].failure() == nil)
 	}
@@ -382,13 +392,17 @@ func (l Load) describe() string {
 	if l.Render {
 		kind = "rendering follower"
 	}
-	return fmt.Sprintf("%d turns, %s, %s each", l.Turns, how, plural(l.Followers, kind))
+	each := plural(l.Followers, kind)
+	if len(l.Protocols) > 0 {
+		each += " and one " + strings.Join(l.Protocols, ", one ") + " follower"
+	}
+	return fmt.Sprintf("%d turns, %s, %s each", l.Turns, how, each)
 }
 
-// turn starts a turn meant to start at t0 and follows it with n streams,
-// opened as soon as the POST returns; render makes them rendering
-// followers.
-func (b *Bench) turn(ctx context.Context, s *session, conv string, n int, t0 time.Time, render bool) turnResult {
+// turn starts a turn meant to start at t0 and follows it with l's
+// streams (l.Followers event streams, rendering ones with l.Render, and
+// one of each of l.Protocols), opened as soon as the POST returns.
+func (b *Bench) turn(ctx context.Context, s *session, conv string, l Load, t0 time.Time) turnResult {
 	r := turnResult{t0: t0, late: max(time.Since(t0), 0)}
 	ti, err := s.api.PostTurn(ctx, conv, b.cfg.Question, "")
 	if err != nil {
@@ -396,16 +410,24 @@ func (b *Bench) turn(ctx context.Context, s *session, conv string, n int, t0 tim
 		return r
 	}
 	r.id = ti.Turn.ID
-	r.streams = make([]streamResult, n)
+	r.streams = make([]streamResult, l.Followers)
+	r.protocols = make([]error, len(l.Protocols))
 	var wg sync.WaitGroup
-	for f := 1; f < n; f++ {
+	for f := 1; f < l.Followers; f++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.streams[f] = s.follower(f).streams.follow(ctx, r.id, nil, render)
+			r.streams[f] = s.follower(f).streams.follow(ctx, r.id, nil, l.Render)
 		}()
 	}
-	r.streams[0] = s.follower(0).streams.follow(ctx, r.id, nil, render)
+	for i, p := range l.Protocols {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.protocols[i] = s.follower(l.Followers+i).streams.followProtocol(ctx, p, conv, r.id)
+		}()
+	}
+	r.streams[0] = s.follower(0).streams.follow(ctx, r.id, nil, l.Render)
 	wg.Wait()
 	return r
 }
@@ -419,7 +441,7 @@ func (r *turnResult) failure() error {
 	case len(r.streams) == 0:
 		return errors.New("no stream")
 	case r.streams[0].terminal == toolmark.EventTurnCompleted:
-		return nil
+		return errors.Join(r.protocols...)
 	case r.streams[0].terminal != "":
 		msg := string(r.streams[0].terminal)
 		if r.streams[0].endError != "" {
