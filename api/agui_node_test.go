@@ -13,6 +13,19 @@ import (
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
+// needAGUIClient skips the test (fails it under CI) when the test set-up
+// has not installed @ag-ui/client; call it before starting anything that
+// outlives a skip.
+func needAGUIClient(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join("protocols", "node_modules", "@ag-ui", "client")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the @ag-ui/client npm package is missing: scripts/need-protocols.sh installs it")
+		}
+		t.Skip("the @ag-ui/client npm package is missing: run scripts/need-protocols.sh")
+	}
+}
+
 // aguiRun runs one AG-UI run with @ag-ui/client's HttpAgent.
 func aguiRun(t *testing.T, c *client, thread, run, question string) (out struct {
 	State struct {
@@ -26,12 +39,7 @@ func aguiRun(t *testing.T, c *client, thread, run, question string) (out struct 
 }) {
 	t.Helper()
 	dir := "protocols"
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the @ag-ui/client npm package is missing: scripts/need-protocols.sh installs it")
-		}
-		t.Skip("the @ag-ui/client npm package is missing: run scripts/need-protocols.sh")
-	}
+	needAGUIClient(t)
 	cmd := exec.Command("node", "ag-ui-run.mjs", c.base, c.token, thread, run, question)
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
@@ -96,6 +104,7 @@ func lastAssistant(msgs []map[string]any) string {
 // with the outcome "cancelled", no verifier error, and its state holds
 // every call final, the calls the cancel cut "cancelled".
 func TestAGUIHttpAgentCancelledRun(t *testing.T) {
+	needAGUIClient(t)
 	_, alice, _ := tokenServerWith(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
 	done := make(chan struct{})
 	go func() {
