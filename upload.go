@@ -1,0 +1,108 @@
+package toolmark
+
+import (
+	"bytes"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Upload is a file a user uploaded to attach to turns: stored once per
+// owner and content (SHA-256), its type found by sniffing its bytes.
+type Upload struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	MediaType string    `json:"type"`
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256"`
+	URL       string    `json:"url"` // where its owner reads the bytes
+	CreatedAt time.Time `json:"createdAt"`
+	// Data is the file's bytes, when they were read (the agent's input);
+	// never in JSON.
+	Data []byte `json:"-"`
+}
+
+// Kinds of attachment, by what a model can take of them.
+const (
+	KindImage    = "image"    // PNG, JPEG, GIF, WebP: for models that take images
+	KindDocument = "document" // PDF: for models that take documents, else as text
+	KindText     = "text"     // UTF-8 text: to every model, as text
+)
+
+// Kind returns the kind of an upload of media type mt: KindImage,
+// KindDocument or KindText.
+func Kind(mt string) string {
+	switch {
+	case strings.HasPrefix(mt, "image/"):
+		return KindImage
+	case mt == "application/pdf":
+		return KindDocument
+	}
+	return KindText
+}
+
+// UploadURL is the path at which an upload's owner reads its bytes.
+func UploadURL(id string) string { return "/api/uploads/" + id }
+
+// textTypes labels a text file by its extension (the bytes decide that it
+// is text; the name only says which kind of text).
+var textTypes = map[string]string{
+	".md": "text/markdown", ".markdown": "text/markdown",
+	".csv": "text/csv", ".json": "application/json",
+}
+
+// SniffUpload returns the media type of a file named name with bytes data,
+// found from the bytes: a raster image (RasterType), a PDF (%PDF-) or text
+// (valid UTF-8 without NUL bytes: text/plain, or by its extension
+// text/markdown, text/csv, application/json). Anything else, and an empty
+// file, is an EINVALID error that names the file and says why.
+func SniffUpload(name string, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", Errorf(EINVALID, "file %q is empty", name)
+	}
+	if mt := RasterType(data); mt != "" {
+		return mt, nil
+	}
+	if bytes.HasPrefix(data, []byte("%PDF-")) {
+		return "application/pdf", nil
+	}
+	if utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 {
+		if mt, ok := textTypes[strings.ToLower(path.Ext(name))]; ok {
+			return mt, nil
+		}
+		return "text/plain", nil
+	}
+	return "", Errorf(EINVALID, "file %q is not a PNG, JPEG, GIF or WebP image, a PDF or UTF-8 text", name)
+}
+
+// MaxUploadName is the longest file name kept, in bytes.
+const MaxUploadName = 255
+
+// CleanUploadName returns the name an upload is kept under: the last
+// element of the name a client sent (either slash), without control or
+// format characters, at most MaxUploadName bytes (cut on a rune boundary),
+// "file" when nothing is left. It is still hostile text: it is escaped
+// wherever it is shown.
+func CleanUploadName(name string) string {
+	name = strings.ToValidUTF8(name, "\uFFFD")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	for len(name) > MaxUploadName {
+		_, n := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-n]
+	}
+	if name == "" || name == "." || name == ".." {
+		return "file"
+	}
+	return name
+}
