@@ -21,6 +21,10 @@ type NewTurn struct {
 	OwnerID        string
 	ConversationID string
 	Content        string // the user's message
+	// Attachments are ids of the owner's uploads the message carries, in
+	// order (checked with Uploads first: an id that is not the owner's is
+	// left out).
+	Attachments []string
 	// Title names an untitled conversation with the turn (its first
 	// question, cut); a conversation with a title keeps it.
 	Title          string
@@ -139,6 +143,10 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 				(select coalesce(q.version_of, q.id) from messages q where $10 <> '' and q.id = $10) from ids
 			union all
 			select amid, $1, tid, 'assistant', '', 'streaming', null from ids
+		), a as (
+			insert into message_attachments (message_id, upload_id, pos)
+			select ids.umid, u.id, x.ord from ids cross join unnest($12::text[]) with ordinality as x(id, ord)
+			join uploads u on u.id = x.id and u.owner_id = $2
 		), c as (
 			update conversations set updated_at = now(), title = case when title = '' then $11 else title end
 			where id in (select id from conv)
@@ -154,7 +162,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select t.num, $9, 1, $7::smallint, $8::json from t where $7::smallint is not null
 		)
 		select `+newTurnColumns+` from t`,
-		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title))
+		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title, nt.Attachments))
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -356,7 +364,7 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 		switch {
 		case !validID(nt.ConversationID) || !validID(nt.OwnerID):
 			out[i].Err = notFound("conversation")
-		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL || nt.Replaces != "":
+		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL || nt.Replaces != "" || len(nt.Attachments) > 0:
 			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nt)
 		default:
 			if err := checkText("content", nt.Content, db.maxContent, true); err != nil {

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolmark/toolmark"
+)
+
+// uploadColumns are an upload's columns for scanUpload, without its bytes.
+const uploadColumns = `id, name, media_type, size, sha256, created_at`
+
+func scanUpload(row pgx.Row, more ...any) (toolmark.Upload, error) {
+	var u toolmark.Upload
+	var sum []byte
+	err := row.Scan(append([]any{&u.ID, &u.Name, &u.MediaType, &u.Size, &sum, &u.CreatedAt}, more...)...)
+	u.SHA256, u.URL = hex.EncodeToString(sum), toolmark.UploadURL(u.ID)
+	return u, err
+}
+
+// CreateUpload keeps a file the owner uploaded: name and mediaType as
+// toolmark.CleanUploadName and SniffUpload gave them. The same bytes
+// uploaded again by the same owner are the upload made the first time
+// (its name kept). A new file that would bring the owner's uploads past
+// maxTotal bytes (when positive) is ETOOLARGE. Two uploads racing may pass
+// the total by one file.
+func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string, data []byte, maxTotal int64) (toolmark.Upload, error) {
+	if !validID(ownerID) {
+		return toolmark.Upload{}, notFound("user")
+	}
+	if err := checkText("file name", name, toolmark.MaxUploadName, true); err != nil {
+		return toolmark.Upload{}, err
+	}
+	sum := sha256.Sum256(data)
+	u, err := scanUpload(db.pool.QueryRow(ctx, `
+		with old as (
+			select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2
+		), ins as (
+			insert into uploads (owner_id, sha256, name, media_type, size, data)
+			select $1, $2, $3, $4, $5, $6
+			where not exists (select 1 from old)
+			  and ($7 <= 0 or (select coalesce(sum(size), 0) from uploads where owner_id = $1) + $5 <= $7)
+			on conflict (owner_id, sha256) do nothing
+			returning `+uploadColumns+`
+		)
+		select * from old union all select * from ins`,
+		ownerID, sum[:], name, mediaType, int64(len(data)), data, maxTotal))
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Over the total, or the same file uploaded at the same moment.
+		u, err = scanUpload(db.pool.QueryRow(ctx, `select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2`, ownerID, sum[:]))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return toolmark.Upload{}, toolmark.Errorf(toolmark.ETOOLARGE, "file %q would bring your uploads past %d bytes", name, maxTotal)
+		}
+	}
+	return u, dbErr("creating upload", "upload", err)
+}
+
+// GetUpload returns one of the owner's uploads with its bytes; another
+// user's upload is ENOTFOUND.
+func (db *DB) GetUpload(ctx context.Context, ownerID, id string) (toolmark.Upload, error) {
+	us, err := db.Uploads(ctx, ownerID, []string{id})
+	if err != nil {
+		return toolmark.Upload{}, err
+	}
+	return us[0], nil
+}
+
+// Uploads returns the owner's uploads of ids, in their order, with their
+// bytes. An id that is not one of the owner's uploads (another user's
+// too) is ENOTFOUND naming it.
+func (db *DB) Uploads(ctx context.Context, ownerID string, ids []string) ([]toolmark.Upload, error) {
+	for _, id := range ids {
+		if !validID(ownerID) || !validID(id) {
+			return nil, uploadNotFound(id)
+		}
+	}
+	rows, err := db.pool.Query(ctx, `select `+uploadColumns+`, data from uploads where owner_id = $1 and id = any($2)`, ownerID, ids)
+	if err != nil {
+		return nil, dbErr("reading uploads", "upload", err)
+	}
+	byID := map[string]toolmark.Upload{}
+	for rows.Next() {
+		var data []byte
+		u, err := scanUpload(rows, &data)
+		if err != nil {
+			rows.Close()
+			return nil, dbErr("reading uploads", "upload", err)
+		}
+		u.Data = data
+		byID[u.ID] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("reading uploads", "upload", err)
+	}
+	out := make([]toolmark.Upload, len(ids))
+	for i, id := range ids {
+		u, ok := byID[id]
+		if !ok {
+			return nil, uploadNotFound(id)
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+// uploadNotFound is the ENOTFOUND error for an attachment id (hostile
+// text: quoted, and cut).
+func uploadNotFound(id string) error {
+	if len(id) > 80 {
+		id = strings.ToValidUTF8(id[:80], "") + "…"
+	}
+	return toolmark.Errorf(toolmark.ENOTFOUND, "upload %q not found", id)
+}
+
+// MessageAttachments returns the uploads (without their bytes) that each
+// of the messages carries, in order, by message id; a message without
+// attachments is not in the map.
+func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[string][]toolmark.Upload, error) {
+	out := map[string][]toolmark.Upload{}
+	if len(messageIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `
+		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, a.message_id from message_attachments a join uploads u on u.id = a.upload_id
+		where a.message_id = any($1) order by a.message_id, a.pos`, texts(messageIDs))
+	if err != nil {
+		return nil, dbErr("reading attachments", "message", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var mid string
+		var u toolmark.Upload
+		if u, err = scanUpload(rows, &mid); err != nil {
+			return nil, dbErr("reading attachments", "message", err)
+		}
+		out[mid] = append(out[mid], u)
+	}
+	return out, dbErr("reading attachments", "message", rows.Err())
+}

@@ -1,0 +1,69 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/store"
+)
+
+func TestUploadsOwnerDedupAndTotal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	alice, bob := mustUser(t, db, "alice"), mustUser(t, db, "bob")
+	a, err := db.CreateUpload(ctx, alice.ID, "a.txt", "text/plain", []byte("hello"), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.CreateUpload(ctx, alice.ID, "other.txt", "text/plain", []byte("hello"), 12)
+	if err != nil || again.ID != a.ID || again.Name != "a.txt" {
+		t.Fatalf("same bytes again: got %+v, %v; want upload %s", again, err, a.ID)
+	}
+	b, err := db.CreateUpload(ctx, bob.ID, "a.txt", "text/plain", []byte("hello"), 12)
+	if err != nil || b.ID == a.ID {
+		t.Fatalf("another owner's same bytes: got %+v, %v; want a new upload", b, err)
+	}
+	// 5 bytes kept, 7 more fit the total of 12, 8 do not.
+	_, err = db.CreateUpload(ctx, alice.ID, "big.txt", "text/plain", []byte("12345678"), 12)
+	wantCode(t, "past the total", err, toolmark.ETOOLARGE)
+	if _, err := db.CreateUpload(ctx, alice.ID, "fit.txt", "text/plain", []byte("1234567"), 12); err != nil {
+		t.Fatalf("up to the total: %v", err)
+	}
+	got, err := db.GetUpload(ctx, alice.ID, a.ID)
+	if err != nil || string(got.Data) != "hello" || got.MediaType != "text/plain" || got.Size != 5 || got.URL != "/api/uploads/"+a.ID {
+		t.Fatalf("GetUpload: got %+v, %v", got, err)
+	}
+	_, err = db.GetUpload(ctx, bob.ID, a.ID)
+	wantCode(t, "another user's upload", err, toolmark.ENOTFOUND)
+	_, err = db.Uploads(ctx, alice.ID, []string{a.ID, b.ID})
+	wantCode(t, "a list with another user's upload", err, toolmark.ENOTFOUND)
+	if err == nil || !strings.Contains(toolmark.ErrorMessage(err), b.ID) {
+		t.Fatalf("got %v, want an error naming %s", err, b.ID)
+	}
+}
+
+func TestCreateTurnWritesAttachments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	u := mustUser(t, db, "carol")
+	conv := mustConversation(t, db, u.ID)
+	x, _ := db.CreateUpload(ctx, u.ID, "x.txt", "text/plain", []byte("x"), 0)
+	y, _ := db.CreateUpload(ctx, u.ID, "y.txt", "text/plain", []byte("y"), 0)
+	tu, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "look", Attachments: []string{y.ID, x.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, `select count(*) from message_attachments a join turns t on t.user_message_id = a.message_id
+		where t.id = $1 and ((a.pos = 1 and a.upload_id = $2) or (a.pos = 2 and a.upload_id = $3))`, tu.ID, y.ID, x.ID); n != 2 {
+		t.Fatalf("got %d attachments in order, want 2", n)
+	}
+	got, err := db.MessageAttachments(ctx, []string{tu.UserMessageID})
+	if err != nil || len(got[tu.UserMessageID]) != 2 || got[tu.UserMessageID][0].ID != y.ID || got[tu.UserMessageID][0].Data != nil {
+		t.Fatalf("MessageAttachments: got %+v, %v", got, err)
+	}
+}
+
