@@ -65,16 +65,14 @@ func (s *Server) again(w http.ResponseWriter, r *http.Request, retry bool) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.replaceTail(w, r, u.ID, q, q.Content)
+	s.replaceTail(w, r, u.ID, q, toolmark.TurnInput{Content: q.Content})
 }
 
 // handleEditMessage answers an edited question: the user message is
 // replaced, with the answers after it.
 func (s *Server) handleEditMessage(w http.ResponseWriter, r *http.Request) {
 	u, _ := UserFromContext(r.Context())
-	var req struct {
-		Content string `json:"content"`
-	}
+	var req toolmark.TurnInput
 	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -88,17 +86,17 @@ func (s *Server) handleEditMessage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "only a question can be edited; regenerate an answer instead"))
 		return
 	}
-	s.replaceTail(w, r, u.ID, m, req.Content)
+	s.replaceTail(w, r, u.ID, m, req)
 }
 
-// replaceTail starts a turn asking content in place of the user message q
+// replaceTail starts a turn asking in in place of the user message q
 // and everything after it.
-func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID string, q toolmark.Message, content string) {
+func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID string, q toolmark.Message, in toolmark.TurnInput) {
 	if q.ReplacedBy != "" && r.Header.Get("Idempotency-Key") == "" {
 		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "this message was already replaced"))
 		return
 	}
-	t, err := s.startTurn(r, ownerID, q.ConversationID, content, q.ID)
+	t, err := s.startTurn(r, ownerID, q.ConversationID, in, q.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

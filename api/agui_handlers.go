@@ -45,7 +45,7 @@ func (s *Server) handleAGUI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Set("Idempotency-Key", "ag-ui run "+in.RunID)
-	t, err := s.startTurn(r, u.ID, in.ThreadID, content, "")
+	t, err := s.startTurn(r, u.ID, in.ThreadID, toolmark.TurnInput{Content: content}, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

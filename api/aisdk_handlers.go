@@ -71,7 +71,7 @@ func (s *Server) aiSDKSubmit(r *http.Request, ownerID, chatID string, msgs []aiS
 	if _, err := s.cfg.Store.EnsureConversation(r.Context(), ownerID, chatID, titleFrom(content)); err != nil {
 		return toolmark.Turn{}, err
 	}
-	return s.startTurn(r, ownerID, chatID, content, "")
+	return s.startTurn(r, ownerID, chatID, toolmark.TurnInput{Content: content}, "")
 }
 
 // aiSDKRegenerate answers the chat's last user message again.
@@ -82,7 +82,7 @@ func (s *Server) aiSDKRegenerate(r *http.Request, ownerID, chatID string) (toolm
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := msgs[i]; m.Role == toolmark.RoleUser && m.ReplacedBy == "" {
-			return s.startTurn(r, ownerID, chatID, m.Content, m.ID)
+			return s.startTurn(r, ownerID, chatID, toolmark.TurnInput{Content: m.Content}, m.ID)
 		}
 	}
 	return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "the chat has no question to answer again")

@@ -19,7 +19,8 @@ type turnResponse struct {
 // startTurn creates a turn (or finds the one an Idempotency-Key names) and
 // hands a new one to the runner; replaces, when set, is the user message
 // the turn takes the place of (see store.NewTurn).
-func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content, replaces string) (toolmark.Turn, error) {
+func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in toolmark.TurnInput, replaces string) (toolmark.Turn, error) {
+	content := in.Content
 	if strings.TrimSpace(content) == "" {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must not be empty")
 	}
@@ -34,7 +35,7 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content, re
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
 	t, err := s.cfg.Runner.Create(r.Context(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: conversationID, Content: content, IdempotencyKey: key, Replaces: replaces,
+		OwnerID: ownerID, ConversationID: conversationID, Input: in, IdempotencyKey: key, Replaces: replaces,
 		Title: titleFrom(content),
 	})
 	if err == nil {
@@ -45,14 +46,12 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID, content, re
 
 func (s *Server) handleCreateTurn(w http.ResponseWriter, r *http.Request) {
 	u, _ := UserFromContext(r.Context())
-	var req struct {
-		Content string `json:"content"`
-	}
+	var req toolmark.TurnInput
 	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := s.startTurn(r, u.ID, chi.URLParam(r, "id"), req.Content, "")
+	t, err := s.startTurn(r, u.ID, chi.URLParam(r, "id"), req, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -136,7 +135,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	u, _ := UserFromContext(r.Context())
 	var req struct {
 		ConversationID string `json:"conversationId"`
-		Content        string `json:"content"`
+		toolmark.TurnInput
 	}
 	if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		s.writeError(w, r, err)
@@ -154,7 +153,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		req.ConversationID = c.ID
 	}
-	t, err := s.startTurn(r, u.ID, req.ConversationID, req.Content, "")
+	t, err := s.startTurn(r, u.ID, req.ConversationID, req.TurnInput, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

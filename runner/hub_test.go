@@ -170,7 +170,7 @@ func createTurn(t testing.TB, db *store.DB, r *Runner) toolmark.Turn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn, err := r.Create(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "go"})
+	turn, err := r.Create(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: "go"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	if res.Err != nil || !created {
 		return t, res.Err
 	}
-	r.enqueue(t, nt.OwnerID, nt.Content, 1, nil, fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
+	r.enqueue(t, nt.OwnerID, nt.Input.Content, 1, nil, fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
 		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position}))
 	return t, nil
 }

@@ -106,7 +106,7 @@ func TestCreateTurnQueued(t *testing.T) {
 	conv := mustConversation(t, db, f.user.ID)
 	owner := newOwner("runner")
 	at := time.Now().UTC().Truncate(time.Microsecond)
-	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: conv.ID, Content: "hi", IdempotencyKey: "k",
+	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: "hi"}, IdempotencyKey: "k",
 		LeaseOwner: owner, LeaseTTL: time.Hour,
 		Queued: &toolmark.Event{Type: toolmark.EventTurnQueued, Data: mustJSON(t, toolmark.TurnQueuedData{Position: 2}), Time: at}}
 	tu, created, err := db.CreateTurn(ctx, nt)
@@ -144,7 +144,7 @@ func TestCreateTurnQueued(t *testing.T) {
 		t.Errorf("got turn %+v, want running at seq 2", got)
 	}
 	// Without a lease owner there is no lease.
-	other, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: mustConversation(t, db, f.user.ID).ID, Content: "x"})
+	other, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: mustConversation(t, db, f.user.ID).ID, Input: toolmark.TurnInput{Content: "x"}})
 	if err != nil || other.LeaseOwner != "" || other.LeaseExpiresAt != nil || other.LastSeq != 0 {
 		t.Errorf("CreateTurn without lease = %+v, %v; want no lease, seq 0", other, err)
 	}
@@ -217,7 +217,7 @@ func TestRenewLeasesWhileStarting(t *testing.T) {
 	var in []store.NewTurn
 	for range n {
 		c := mustConversation(t, db, u.ID)
-		in = append(in, store.NewTurn{OwnerID: u.ID, ConversationID: c.ID, Content: "hi", LeaseOwner: owner, LeaseTTL: time.Minute,
+		in = append(in, store.NewTurn{OwnerID: u.ID, ConversationID: c.ID, Input: toolmark.TurnInput{Content: "hi"}, LeaseOwner: owner, LeaseTTL: time.Minute,
 			Queued: &toolmark.Event{Type: toolmark.EventTurnQueued, Data: []byte(`{}`), Time: time.Now()}})
 	}
 	var ids []string

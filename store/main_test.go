@@ -72,7 +72,7 @@ func mustTurn(tb testing.TB, db *store.DB, ownerID, convID, content string) tool
 func mustTurnAs(tb testing.TB, db *store.DB, leaseOwner, ownerID, convID, content string) toolmark.Turn {
 	tb.Helper()
 	t, created, err := db.CreateTurn(context.Background(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: convID, Content: content,
+		OwnerID: ownerID, ConversationID: convID, Input: toolmark.TurnInput{Content: content},
 		LeaseOwner: leaseOwner, LeaseTTL: time.Hour,
 	})
 	if err != nil || !created {

@@ -29,7 +29,7 @@ func TestOwnerIsolation(t *testing.T) {
 		{"DeleteConversation", func(o, c, _ string) error { return db.DeleteConversation(ctx, o, c) }},
 		{"SetConversationSummary", func(o, c, _ string) error { return db.SetConversationSummary(ctx, o, c, "stolen") }},
 		{"CreateTurn", func(o, c, _ string) error {
-			_, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: o, ConversationID: c, Content: "hi"})
+			_, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: o, ConversationID: c, Input: toolmark.TurnInput{Content: "hi"}})
 			return err
 		}},
 		{"GetTurn", func(o, _, tu string) error { _, err := db.GetTurn(ctx, o, tu); return err }},

@@ -20,11 +20,7 @@ const maxIdempotencyKeyBytes = 200
 type NewTurn struct {
 	OwnerID        string
 	ConversationID string
-	Content        string // the user's message
-	// Attachments are ids of the owner's uploads the message carries, in
-	// order (checked with Uploads first: an id that is not the owner's is
-	// left out).
-	Attachments []string
+	Input          toolmark.TurnInput // the user's message, the model chosen for it and its attachments
 	// Title names an untitled conversation with the turn (its first
 	// question, cut); a conversation with a title keeps it.
 	Title          string
@@ -111,7 +107,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	if nt.Replaces != "" && !validID(nt.Replaces) {
 		return toolmark.Turn{}, false, notFound("message")
 	}
-	if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
+	if err := checkText("content", nt.Input.Content, db.maxContent, true); err != nil {
 		return toolmark.Turn{}, false, err
 	}
 	if err := checkText("idempotency key", nt.IdempotencyKey, maxIdempotencyKeyBytes, false); err != nil {
@@ -162,7 +158,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select t.num, $9, 1, $7::smallint, $8::json from t where $7::smallint is not null
 		)
 		select `+newTurnColumns+` from t`,
-		nt.ConversationID, nt.OwnerID, nt.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title, nt.Attachments))
+		nt.ConversationID, nt.OwnerID, nt.Input.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title, nt.Input.Attachments))
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -364,10 +360,10 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 		switch {
 		case !validID(nt.ConversationID) || !validID(nt.OwnerID):
 			out[i].Err = notFound("conversation")
-		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL || nt.Replaces != "" || len(nt.Attachments) > 0:
+		case nt.Queued == nil || nt.LeaseOwner != nts[0].LeaseOwner || nt.LeaseTTL != nts[0].LeaseTTL || nt.Replaces != "" || len(nt.Input.Attachments) > 0:
 			out[i].Turn, out[i].Created, out[i].Err = db.CreateTurn(ctx, nt)
 		default:
-			if err := checkText("content", nt.Content, db.maxContent, true); err != nil {
+			if err := checkText("content", nt.Input.Content, db.maxContent, true); err != nil {
 				out[i].Err = err
 				continue
 			}
@@ -375,7 +371,7 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 				out[i].Err = err
 				continue
 			}
-			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Content)
+			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Input.Content)
 			keys, qdata, qtime = append(keys, nt.IdempotencyKey), append(qdata, string(nt.Queued.Data)), append(qtime, nt.Queued.Time)
 			titles = append(titles, nt.Title)
 			index = append(index, i)

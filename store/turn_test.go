@@ -25,14 +25,14 @@ func TestCreateTurnBadInput(t *testing.T) {
 		nt   store.NewTurn
 		code string
 	}{
-		{"empty", store.NewTurn{Content: ""}, toolmark.EINVALID},
-		{"blank", store.NewTurn{Content: " \n\t"}, toolmark.EINVALID},
-		{"too large", store.NewTurn{Content: strings.Repeat("a", 1025)}, toolmark.ETOOLARGE},
-		{"invalid UTF-8", store.NewTurn{Content: "caf\xe9"}, toolmark.EINVALID},
-		{"NUL byte", store.NewTurn{Content: "a\x00b"}, toolmark.EINVALID},
-		{"NUL in idempotency key", store.NewTurn{Content: "ok", IdempotencyKey: "k\x00"}, toolmark.EINVALID},
-		{"unknown conversation", store.NewTurn{Content: "ok", ConversationID: "00000000-0000-0000-0000-000000000000"}, toolmark.ENOTFOUND},
-		{"malformed conversation id", store.NewTurn{Content: "ok", ConversationID: "x\x00\xff"}, toolmark.ENOTFOUND},
+		{"empty", store.NewTurn{Input: toolmark.TurnInput{Content: ""}}, toolmark.EINVALID},
+		{"blank", store.NewTurn{Input: toolmark.TurnInput{Content: " \n\t"}}, toolmark.EINVALID},
+		{"too large", store.NewTurn{Input: toolmark.TurnInput{Content: strings.Repeat("a", 1025)}}, toolmark.ETOOLARGE},
+		{"invalid UTF-8", store.NewTurn{Input: toolmark.TurnInput{Content: "caf\xe9"}}, toolmark.EINVALID},
+		{"NUL byte", store.NewTurn{Input: toolmark.TurnInput{Content: "a\x00b"}}, toolmark.EINVALID},
+		{"NUL in idempotency key", store.NewTurn{Input: toolmark.TurnInput{Content: "ok"}, IdempotencyKey: "k\x00"}, toolmark.EINVALID},
+		{"unknown conversation", store.NewTurn{Input: toolmark.TurnInput{Content: "ok"}, ConversationID: "00000000-0000-0000-0000-000000000000"}, toolmark.ENOTFOUND},
+		{"malformed conversation id", store.NewTurn{Input: toolmark.TurnInput{Content: "ok"}, ConversationID: "x\x00\xff"}, toolmark.ENOTFOUND},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestCreateTurnBadInput(t *testing.T) {
 		t.Errorf("got %d turns written, want 0", n)
 	}
 	// Exactly at the limit is fine.
-	if _, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: strings.Repeat("é", 512)}); err != nil {
+	if _, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: strings.Repeat("é", 512)}}); err != nil {
 		t.Errorf("content at the limit: %v", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestCreateTurn(t *testing.T) {
 	}
 
 	// A second turn while one is active is a conflict.
-	_, _, err = db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "again"})
+	_, _, err = db.CreateTurn(ctx, store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Input: toolmark.TurnInput{Content: "again"}})
 	wantCode(t, "CreateTurn while active", err, toolmark.ECONFLICT)
 	wantCode(t, "DeleteConversation while active", db.DeleteConversation(ctx, f.user.ID, f.conv.ID), toolmark.ECONFLICT)
 
@@ -146,7 +146,7 @@ func TestCreateTurn(t *testing.T) {
 	wantLeaseLost(t, "Commit after finish", err, f.turn.ID)
 
 	// Idempotency key: the same key gives the same turn.
-	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Content: "second", IdempotencyKey: "k1", LeaseOwner: testOwner, LeaseTTL: time.Hour}
+	nt := store.NewTurn{OwnerID: f.user.ID, ConversationID: f.conv.ID, Input: toolmark.TurnInput{Content: "second"}, IdempotencyKey: "k1", LeaseOwner: testOwner, LeaseTTL: time.Hour}
 	t2, created, err := db.CreateTurn(ctx, nt)
 	if err != nil || !created {
 		t.Fatalf("CreateTurn(k1) = %v, created %v", err, created)
@@ -333,7 +333,7 @@ func TestCreateTurnConcurrent(t *testing.T) {
 				if !sameKey {
 					key = fmt.Sprint("key", i)
 				}
-				tu, c, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "hi", IdempotencyKey: key})
+				tu, c, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: "hi"}, IdempotencyKey: key})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -372,7 +372,7 @@ func TestCreateTurns(t *testing.T) {
 		return &toolmark.Event{Type: toolmark.EventTurnQueued, Data: []byte(`{"position":0}`), Time: time.Now().UTC().Truncate(time.Microsecond)}
 	}
 	nt := func(owner, conv, key string) store.NewTurn {
-		return store.NewTurn{OwnerID: owner, ConversationID: conv, Content: "hi", IdempotencyKey: key,
+		return store.NewTurn{OwnerID: owner, ConversationID: conv, Input: toolmark.TurnInput{Content: "hi"}, IdempotencyKey: key,
 			LeaseOwner: "creator", LeaseTTL: time.Minute, Queued: queued()}
 	}
 	var in []store.NewTurn

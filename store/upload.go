@@ -42,9 +42,9 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 			select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2
 		), ins as (
 			insert into uploads (owner_id, sha256, name, media_type, size, data)
-			select $1, $2, $3, $4, $5, $6
+			select $1, $2, $3, $4, $5::bigint, $6
 			where not exists (select 1 from old)
-			  and ($7 <= 0 or (select coalesce(sum(size), 0) from uploads where owner_id = $1) + $5 <= $7)
+			  and ($7::bigint <= 0 or (select coalesce(sum(size), 0) from uploads where owner_id = $1) + $5::bigint <= $7::bigint)
 			on conflict (owner_id, sha256) do nothing
 			returning `+uploadColumns+`
 		)

@@ -53,7 +53,7 @@ func TestCreateTurnWritesAttachments(t *testing.T) {
 	conv := mustConversation(t, db, u.ID)
 	x, _ := db.CreateUpload(ctx, u.ID, "x.txt", "text/plain", []byte("x"), 0)
 	y, _ := db.CreateUpload(ctx, u.ID, "y.txt", "text/plain", []byte("y"), 0)
-	tu, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Content: "look", Attachments: []string{y.ID, x.ID}})
+	tu, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: "look", Attachments: []string{y.ID, x.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
