@@ -74,9 +74,15 @@ type Config struct {
 	LocalUserID string // the user of AuthLocal
 	Info        Info
 
-	MaxBodyBytes    int64         // [1 MiB]
-	MaxMessageBytes int           // longest user message [64 KiB]
-	Heartbeat       time.Duration // comment line on idle streams [15s]
+	MaxBodyBytes    int64 // [1 MiB]
+	MaxMessageBytes int   // longest user message [64 KiB]
+	// Uploads (POST /api/uploads): the largest file [20 MiB], the most
+	// files a request or a turn takes [10], and the most bytes a user keeps
+	// in all [500 MiB].
+	MaxUploadBytes     int64
+	MaxUploadsPerTurn  int
+	MaxUserUploadBytes int64
+	Heartbeat          time.Duration // comment line on idle streams [15s]
 	// StreamWriteTimeout is how long a stream's write may wait for its
 	// client to take bytes before the stream is closed [60s]: a client that
 	// stopped reading holds no goroutine, and one that comes back resumes
@@ -131,6 +137,15 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 64 << 10
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = 20 << 20
+	}
+	if cfg.MaxUploadsPerTurn <= 0 {
+		cfg.MaxUploadsPerTurn = 10
+	}
+	if cfg.MaxUserUploadBytes <= 0 {
+		cfg.MaxUserUploadBytes = 500 << 20
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
@@ -205,6 +220,8 @@ func (s *Server) routes() chi.Router {
 			r.Get("/turns/{id}/events", s.handleTurnEvents)
 			r.Get("/turns/{id}/tool-calls/{callId}/images/{n}", s.handleToolImage)
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
+			r.Post("/uploads", s.handleCreateUploads)
+			r.Get("/uploads/{id}", s.handleGetUpload)
 			r.Post("/chat", s.handleChat)
 			r.Post("/ai-sdk/chat", s.handleAISDKChat)
 			r.Get("/ai-sdk/chat/{id}", s.handleAISDKHistory)

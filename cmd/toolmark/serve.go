@@ -54,6 +54,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
+	var uploads app.UploadLimits
+	fs.Int64Var(&uploads.File, "max-upload-bytes", 20<<20, "largest file a user can upload")
+	fs.IntVar(&uploads.Files, "max-uploads-per-turn", 10, "most files a turn (and an upload request) takes")
+	fs.Int64Var(&uploads.User, "max-user-upload-bytes", 500<<20, "most bytes of uploads a user keeps in all")
 	streamWrites := fs.String("stream-writes", envOr("TOOLMARK_STREAM_WRITES", api.StreamWritesHub), "who writes the events of an event stream that caught up (env TOOLMARK_STREAM_WRITES): hub (one writer after each commit, for every such stream over HTTP/1.1) or follower (each stream's own goroutine)")
 	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure, anthropic or mistral (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, mistral if MISTRAL_API_KEY is, else demo)")
 	var retry simplifiedagent.RetryPolicy
@@ -117,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow, MCP: mcpCfg,
-		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, StreamWrites: *streamWrites, Logger: log,
+		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Uploads: uploads, StreamWrites: *streamWrites, Logger: log,
 	})
 	if err != nil {
 		return err

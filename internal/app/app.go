@@ -61,8 +61,11 @@ type Config struct {
 	MaxTurns          int
 	LeaseTTL          time.Duration
 	Retention         time.Duration
-	MaxMessage        int           // longest user message in bytes
-	Heartbeat         time.Duration // SSE keep-alive interval
+	MaxMessage        int // longest user message in bytes
+	// Uploads is the uploads' limits (api.Config's MaxUploadBytes,
+	// MaxUploadsPerTurn, MaxUserUploadBytes; zero: their defaults).
+	Uploads   UploadLimits
+	Heartbeat time.Duration // SSE keep-alive interval
 	// StreamWriteTimeout closes a stream whose client took no bytes for
 	// that long [60s] (api.Config.StreamWriteTimeout).
 	StreamWriteTimeout time.Duration
@@ -140,7 +143,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.API = api.New(api.Config{
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
 		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser, Tools: ag.catalog,
-		Info:            api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
+		Info:           api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
+		MaxUploadBytes: cfg.Uploads.File, MaxUploadsPerTurn: cfg.Uploads.Files, MaxUserUploadBytes: cfg.Uploads.User,
 		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
 	})
 	return a, nil
@@ -321,4 +325,12 @@ func CheckListenAddr(auth, addr string) error {
 		return ErrNotLoopback
 	}
 	return nil
+}
+
+// UploadLimits bound what users upload: bytes a file, files a turn, bytes
+// a user keeps in all.
+type UploadLimits struct {
+	File  int64
+	Files int
+	User  int64
 }

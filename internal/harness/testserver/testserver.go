@@ -65,6 +65,8 @@ type Options struct {
 	Model *app.ModelConfig
 	// MCP is the MCP servers whose tools the agent gets (nil: none).
 	MCP *mcptools.Config
+	// Uploads bounds uploads (zero: the defaults).
+	Uploads app.UploadLimits
 }
 
 // Server is a running test server.
@@ -133,7 +135,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
 		Heartbeat: opts.Heartbeat, StreamWriteTimeout: opts.StreamWriteTimeout, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
-		MCP: opts.MCP,
+		MCP: opts.MCP, Uploads: opts.Uploads,
 	})
 	if err != nil {
 		cancel()

@@ -1,0 +1,144 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/toolmark/toolmark"
+)
+
+// uploadsBody is the answer to POST /api/uploads: one entry a file, in the
+// order they were sent.
+type uploadsBody struct {
+	Uploads []toolmark.Upload `json:"uploads"`
+}
+
+// handleCreateUploads keeps the files of a multipart request (every part
+// with a file name) for the user: at most MaxUploadsPerTurn files of at
+// most MaxUploadBytes each, within MaxUserUploadBytes in all. Each file's
+// type comes from its bytes (toolmark.SniffUpload): another type is a 400
+// naming the file, and then no file of the request is kept.
+func (s *Server) handleCreateUploads(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	files, err := s.readUploads(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := uploadsBody{Uploads: make([]toolmark.Upload, 0, len(files))}
+	for _, f := range files {
+		up, err := s.cfg.Store.CreateUpload(r.Context(), u.ID, f.name, f.mediaType, f.data, s.cfg.MaxUserUploadBytes)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out.Uploads = append(out.Uploads, up)
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// uploadedFile is a file of a POST /api/uploads, read and typed.
+type uploadedFile struct {
+	name, mediaType string
+	data            []byte
+}
+
+// readUploads reads and types the files of a multipart request.
+func (s *Server) readUploads(w http.ResponseWriter, r *http.Request) ([]uploadedFile, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
+		return nil, toolmark.Errorf(toolmark.EUNSUPPORTED, "send the files as multipart/form-data")
+	}
+	// The parts' headers and boundaries take little beside the files.
+	max := int64(s.cfg.MaxUploadsPerTurn)*(s.cfg.MaxUploadBytes+16<<10) + 64<<10
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, toolmark.Errorf(toolmark.EINVALID, "malformed multipart body")
+	}
+	var files []uploadedFile
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			return nil, bodyError(err, max)
+		}
+		if p.FileName() == "" {
+			continue
+		}
+		if len(files) == s.cfg.MaxUploadsPerTurn {
+			return nil, toolmark.Errorf(toolmark.EINVALID, "at most %d files can be sent at once", s.cfg.MaxUploadsPerTurn)
+		}
+		f, err := s.readUpload(p, max)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+}
+
+// readUpload reads and types one file part.
+func (s *Server) readUpload(p *multipart.Part, max int64) (uploadedFile, error) {
+	f := uploadedFile{name: toolmark.CleanUploadName(p.FileName())}
+	data, err := io.ReadAll(io.LimitReader(p, s.cfg.MaxUploadBytes+1))
+	if err != nil {
+		return f, bodyError(err, max)
+	}
+	if int64(len(data)) > s.cfg.MaxUploadBytes {
+		return f, toolmark.Errorf(toolmark.ETOOLARGE, "file %q is larger than %d bytes", f.name, s.cfg.MaxUploadBytes)
+	}
+	f.data = data
+	f.mediaType, err = toolmark.SniffUpload(f.name, data)
+	return f, err
+}
+
+// bodyError is the error for a request body that could not be read.
+func bodyError(err error, max int64) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return toolmark.Errorf(toolmark.ETOOLARGE, "the request body is larger than %d bytes", max)
+	}
+	return toolmark.Errorf(toolmark.EINVALID, "malformed multipart body")
+}
+
+// handleGetUpload serves an upload's bytes to its owner (another user's
+// upload is a 404). Only a raster image is shown inline; any other file
+// (a PDF, text, an SVG or HTML kept as text) is a download, with nosniff
+// and a sandbox policy, so that the page's origin never renders it.
+func (s *Server) handleGetUpload(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	up, err := s.cfg.Store.GetUpload(r.Context(), u.ID, chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	disposition, ct := "attachment", up.MediaType
+	switch toolmark.Kind(up.MediaType) {
+	case toolmark.KindImage:
+		disposition = "inline"
+	case toolmark.KindText:
+		ct += "; charset=utf-8"
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Content-Disposition", contentDisposition(disposition, up.Name))
+	h.Set("Cache-Control", "private, max-age=86400, immutable")
+	_, _ = w.Write(up.Data)
+}
+
+// contentDisposition is a Content-Disposition header for a file name that
+// is hostile text (mime.FormatMediaType quotes or RFC 2231-encodes it).
+func contentDisposition(disposition, name string) string {
+	if v := mime.FormatMediaType(disposition, map[string]string{"filename": name}); v != "" {
+		return v
+	}
+	return disposition
+}

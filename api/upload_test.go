@@ -1,0 +1,115 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/harness/testserver"
+)
+
+var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00")
+
+// upload posts files (name, bytes pairs) to /api/uploads.
+func (c *client) upload(files ...string) (int, []toolmark.Upload, string) {
+	c.tb.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for i := 0; i+1 < len(files); i += 2 {
+		w, _ := mw.CreateFormFile("file", files[i])
+		_, _ = w.Write([]byte(files[i+1]))
+	}
+	_ = mw.Close()
+	st, _, b := c.do(http.MethodPost, "/api/uploads", body.String(), "Content-Type", mw.FormDataContentType())
+	var out struct {
+		Uploads []toolmark.Upload `json:"uploads"`
+	}
+	if st == http.StatusCreated {
+		if err := json.Unmarshal(b, &out); err != nil {
+			c.tb.Fatalf("decoding %s: %v", b, err)
+		}
+	}
+	return st, out.Uploads, string(b)
+}
+
+func mustUpload(tb testing.TB, c *client, name, data string) toolmark.Upload {
+	tb.Helper()
+	st, ups, body := c.upload(name, data)
+	if st != http.StatusCreated || len(ups) != 1 {
+		tb.Fatalf("uploading %s: got %d %s", name, st, body)
+	}
+	return ups[0]
+}
+
+func TestUploads(t *testing.T) {
+	t.Parallel()
+	_, alice, bob := tokenServerWith(t, testserver.Options{Uploads: app.UploadLimits{File: 1000, Files: 3, User: 2500}})
+	img := mustUpload(t, alice, "photo.txt", string(tinyPNG))
+	if img.MediaType != "image/png" || img.Size != int64(len(tinyPNG)) || img.Name != "photo.txt" || img.URL != "/api/uploads/"+img.ID {
+		t.Fatalf("got %+v, want a PNG sniffed from its bytes", img)
+	}
+	if again := mustUpload(t, alice, "again.png", string(tinyPNG)); again.ID != img.ID {
+		t.Errorf("the same bytes again: got id %s, want %s", again.ID, img.ID)
+	}
+	if other := mustUpload(t, bob, "photo.png", string(tinyPNG)); other.ID == img.ID {
+		t.Errorf("another user's same bytes got the same id")
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		for _, tt := range []struct {
+			name, data string
+			status     int
+		}{
+			{"binary.txt", "\x00\x01\x02", 400},
+			{"archive.zip", "PK\x03\x04\x14\x00", 400},
+			{"empty.txt", "", 400},
+			{"big.txt", strings.Repeat("a", 1001), 413},
+		} {
+			st, _, body := alice.upload("ok.txt", "fine", tt.name, tt.data)
+			if st != tt.status || !strings.Contains(body, tt.name) {
+				t.Errorf("%s: got %d %s, want %d naming the file", tt.name, st, body, tt.status)
+			}
+		}
+		if st, _, body := alice.upload("a", "1", "b", "2", "c", "3", "d", "4"); st != 400 {
+			t.Errorf("4 files where 3 are allowed: got %d %s", st, body)
+		}
+		if st, _, _ := alice.upload("fine", "fine"); st != 201 {
+			t.Errorf("a refused request kept a file? fine.txt: %d", st)
+		}
+	})
+
+	t.Run("user total", func(t *testing.T) {
+		for i, ch := range "xyz" {
+			st, _, body := bob.upload("f.txt", strings.Repeat(string(ch), 900))
+			if want := map[bool]int{true: 201, false: 413}[i < 2]; st != want {
+				t.Errorf("file %d: got %d %s, want %d", i, st, body, want)
+			}
+		}
+	})
+
+	t.Run("served", func(t *testing.T) {
+		st, h, b := alice.do("GET", img.URL, "")
+		if st != 200 || !bytes.Equal(b, tinyPNG) || h.Get("Content-Type") != "image/png" ||
+			h.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(h.Get("Content-Security-Policy"), "sandbox") ||
+			!strings.HasPrefix(h.Get("Content-Disposition"), "inline") {
+			t.Fatalf("image: got %d %v", st, h)
+		}
+		if st, _, _ := bob.do("GET", img.URL, ""); st != 404 {
+			t.Errorf("another user's upload: got %d, want 404", st)
+		}
+		hostile := "<svg onload=alert(1)>\r\n\".html"
+		svg := mustUpload(t, alice, hostile, `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)
+		st, h, _ = alice.do("GET", svg.URL, "")
+		disp, params, err := mime.ParseMediaType(h.Get("Content-Disposition"))
+		if st != 200 || svg.MediaType != "text/plain" || h.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			err != nil || disp != "attachment" || params["filename"] != svg.Name || strings.ContainsAny(svg.Name, "\r\n") {
+			t.Fatalf("SVG: got %d %+v %v, disposition %q %v", st, svg, h, disp, params)
+		}
+	})
+}
