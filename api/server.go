@@ -82,6 +82,9 @@ type Config struct {
 	MaxUploadBytes     int64
 	MaxUploadsPerTurn  int
 	MaxUserUploadBytes int64
+	// Accepts says which attachments a model (an id of a turn's input,
+	// "" for the default) takes [everything].
+	Accepts func(model string) toolmark.Accepts
 	Heartbeat          time.Duration // comment line on idle streams [15s]
 	// StreamWriteTimeout is how long a stream's write may wait for its
 	// client to take bytes before the stream is closed [60s]: a client that
@@ -146,6 +149,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxUserUploadBytes <= 0 {
 		cfg.MaxUserUploadBytes = 500 << 20
+	}
+	if cfg.Accepts == nil {
+		cfg.Accepts = func(string) toolmark.Accepts { return toolmark.Accepts{Images: true, Documents: true} }
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second

@@ -30,6 +30,9 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in t
 	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must be valid UTF-8 without NUL characters")
 	}
+	if err := s.checkAttachments(r, ownerID, in); err != nil {
+		return toolmark.Turn{}, err
+	}
 	key := r.Header.Get("Idempotency-Key")
 	if len(key) > 200 || !utf8.ValidString(key) {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")

@@ -142,3 +142,24 @@ func contentDisposition(disposition, name string) string {
 	}
 	return disposition
 }
+
+// checkAttachments refuses, before a turn starts, attachments that are not
+// the owner's uploads (404 naming the id), too many of them, and files the
+// turn's model cannot take (400 naming the file and why).
+func (s *Server) checkAttachments(r *http.Request, ownerID string, in toolmark.TurnInput) error {
+	if len(in.Attachments) == 0 {
+		return nil
+	}
+	if len(in.Attachments) > s.cfg.MaxUploadsPerTurn {
+		return toolmark.Errorf(toolmark.EINVALID, "a turn takes at most %d attachments", s.cfg.MaxUploadsPerTurn)
+	}
+	ups, err := s.cfg.Store.Uploads(r.Context(), ownerID, in.Attachments, false)
+	if err != nil {
+		return err
+	}
+	model := in.Model
+	if model == "" {
+		model = s.cfg.Info.Model
+	}
+	return toolmark.CheckAttachments(ups, s.cfg.Accepts(in.Model), model)
+}

@@ -113,3 +113,41 @@ func TestUploads(t *testing.T) {
 		}
 	})
 }
+
+// TestTurnAttachmentsCheckedAtStart: an attachment that is not the user's
+// is a 404 naming it; a file the model cannot take is a 400 naming it and
+// why, and no turn starts.
+func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
+	t.Parallel()
+	// A provider that takes text only (its server is never reached: the
+	// turn is refused before it starts).
+	_, alice, bob := tokenServerWith(t, testserver.Options{Model: &app.ModelConfig{Provider: "mistral", Name: "m", BaseURL: "http://127.0.0.1:1", APIKey: "k"}})
+	conv := alice.newConversation()
+	img := mustUpload(t, alice, "cat.png", string(tinyPNG))
+	pdf := mustUpload(t, alice, "paper.pdf", "%PDF-1.4\n")
+	txt := mustUpload(t, alice, "notes.md", "# notes")
+	theirs := mustUpload(t, bob, "bob.txt", "bob's")
+	for _, tt := range []struct {
+		ids    []string
+		status int
+		want   string
+	}{
+		{[]string{txt.ID, theirs.ID}, 404, theirs.ID},
+		{[]string{"no-such-upload"}, 404, "no-such-upload"},
+		{[]string{txt.ID, img.ID}, 400, `\"cat.png\" is an image`},
+		{[]string{pdf.ID}, 400, `\"paper.pdf\" is a PDF`},
+	} {
+		body, _ := json.Marshal(toolmark.TurnInput{Content: "look", Attachments: tt.ids})
+		st, _, b := alice.do("POST", "/api/conversations/"+conv+"/turns", string(body))
+		if st != tt.status || !strings.Contains(string(b), tt.want) {
+			t.Errorf("%v: got %d %s, want %d with %s", tt.ids, st, b, tt.status, tt.want)
+		}
+	}
+	var out struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	alice.mustJSON("GET", "/api/conversations/"+conv, "", 200, &out)
+	if len(out.Messages) != 0 {
+		t.Errorf("refused turns left %d messages", len(out.Messages))
+	}
+}

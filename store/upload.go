@@ -63,7 +63,7 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 // GetUpload returns one of the owner's uploads with its bytes; another
 // user's upload is ENOTFOUND.
 func (db *DB) GetUpload(ctx context.Context, ownerID, id string) (toolmark.Upload, error) {
-	us, err := db.Uploads(ctx, ownerID, []string{id})
+	us, err := db.Uploads(ctx, ownerID, []string{id}, true)
 	if err != nil {
 		return toolmark.Upload{}, err
 	}
@@ -71,15 +71,15 @@ func (db *DB) GetUpload(ctx context.Context, ownerID, id string) (toolmark.Uploa
 }
 
 // Uploads returns the owner's uploads of ids, in their order, with their
-// bytes. An id that is not one of the owner's uploads (another user's
+// bytes when withData. An id that is not one of the owner's uploads (another user's
 // too) is ENOTFOUND naming it.
-func (db *DB) Uploads(ctx context.Context, ownerID string, ids []string) ([]toolmark.Upload, error) {
+func (db *DB) Uploads(ctx context.Context, ownerID string, ids []string, withData bool) ([]toolmark.Upload, error) {
 	for _, id := range ids {
 		if !validID(ownerID) || !validID(id) {
 			return nil, uploadNotFound(id)
 		}
 	}
-	rows, err := db.pool.Query(ctx, `select `+uploadColumns+`, data from uploads where owner_id = $1 and id = any($2)`, ownerID, ids)
+	rows, err := db.pool.Query(ctx, `select `+uploadColumns+`, case when $3 then data end from uploads where owner_id = $1 and id = any($2)`, ownerID, texts(ids), withData)
 	if err != nil {
 		return nil, dbErr("reading uploads", "upload", err)
 	}

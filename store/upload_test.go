@@ -38,7 +38,7 @@ func TestUploadsOwnerDedupAndTotal(t *testing.T) {
 	}
 	_, err = db.GetUpload(ctx, bob.ID, a.ID)
 	wantCode(t, "another user's upload", err, toolmark.ENOTFOUND)
-	_, err = db.Uploads(ctx, alice.ID, []string{a.ID, b.ID})
+	_, err = db.Uploads(ctx, alice.ID, []string{a.ID, b.ID}, false)
 	wantCode(t, "a list with another user's upload", err, toolmark.ENOTFOUND)
 	if err == nil || !strings.Contains(toolmark.ErrorMessage(err), b.ID) {
 		t.Fatalf("got %v, want an error naming %s", err, b.ID)

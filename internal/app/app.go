@@ -143,6 +143,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.API = api.New(api.Config{
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
 		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser, Tools: ag.catalog,
+		// One model for now: what it takes follows from its provider.
+		Accepts:        func(string) toolmark.Accepts { return toolmark.AcceptsOf(cfg.Model.Provider) },
 		Info:           api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
 		MaxUploadBytes: cfg.Uploads.File, MaxUploadsPerTurn: cfg.Uploads.Files, MaxUserUploadBytes: cfg.Uploads.User,
 		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
