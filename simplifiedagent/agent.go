@@ -76,8 +76,14 @@ type Request struct {
 	Model   llms.Model
 	History []llms.MessageContent // earlier turns, see BuildHistory
 	Input   string                // the user's message
-	Tools   []Tool
-	System  string // system prompt; "" for none
+	// Attachments are the files attached to Input, with their bytes
+	// (UserParts says how the model gets them).
+	Attachments []toolmark.Upload
+	// AttachmentTextBudget bounds the bytes of text files the model gets
+	// [DefaultAttachmentTextBudget].
+	AttachmentTextBudget int
+	Tools                []Tool
+	System               string // system prompt; "" for none
 	// MaxRounds bounds the model calls; the last one is made without tools
 	// so that it answers. Default DefaultMaxRounds.
 	MaxRounds int
@@ -242,7 +248,11 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, text))
 		}
 	} else {
-		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, l.req.Input))
+		budget := l.req.AttachmentTextBudget
+		if budget <= 0 {
+			budget = DefaultAttachmentTextBudget
+		}
+		msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: UserParts(l.req.Input, l.req.Attachments, budget)})
 	}
 	defer func() {
 		if err != nil {

@@ -142,3 +142,27 @@ func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[
 	}
 	return out, dbErr("reading attachments", "message", rows.Err())
 }
+
+// MessageUploads returns the uploads a message carries, in order, with
+// their bytes (what the agent sends the model; they were checked to be
+// the owner's when the turn started).
+func (db *DB) MessageUploads(ctx context.Context, messageID string) ([]toolmark.Upload, error) {
+	rows, err := db.pool.Query(ctx, `
+		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, u.data from message_attachments a
+		join uploads u on u.id = a.upload_id where a.message_id = $1 order by a.pos`, messageID)
+	if err != nil {
+		return nil, dbErr("reading attachments", "message", err)
+	}
+	defer rows.Close()
+	var out []toolmark.Upload
+	for rows.Next() {
+		var data []byte
+		u, err := scanUpload(rows, &data)
+		if err != nil {
+			return nil, dbErr("reading attachments", "message", err)
+		}
+		u.Data = data
+		out = append(out, u)
+	}
+	return out, dbErr("reading attachments", "message", rows.Err())
+}

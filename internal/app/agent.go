@@ -122,19 +122,24 @@ func (a *agent) catalog() api.Tools {
 
 // run answers one turn.
 func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc) error {
+	files, err := a.db.MessageUploads(ctx, in.Turn.UserMessageID)
+	if err != nil {
+		return err
+	}
 	req := simplifiedagent.Request{
-		Model:   a.model,
-		History: simplifiedagent.BuildHistory(in.Summary, in.History),
-		Input:   in.UserText,
-		Tools:   a.toolsNow(),
-		System:  systemPrompt,
-		Retry:   a.retry,
-		Logger:  a.log,
+		Model:       a.model,
+		History:     simplifiedagent.BuildHistory(in.Summary, in.History),
+		Input:       in.UserText,
+		Attachments: files,
+		Tools:       a.toolsNow(),
+		System:      systemPrompt,
+		Retry:       a.retry,
+		Logger:      a.log,
 	}
 	if r := in.Resume; r != nil {
 		req.Resume = r
 	}
-	_, err := simplifiedagent.Run(ctx, req, emit)
+	_, err = simplifiedagent.Run(ctx, req, emit)
 	return err
 }
 
