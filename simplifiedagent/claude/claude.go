@@ -238,15 +238,10 @@ func convert(messages []llms.MessageContent) ([]anthropic.MessageParam, string, 
 					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(p.ReasoningPart.Data))
 				}
 			case llms.BinaryContent:
-				// An image a tool returned, right after its result (see
-				// ToolResultImages): it goes into that tool_result.
-				n := len(blocks)
-				if n == 0 || blocks[n-1].OfToolResult == nil || !strings.HasPrefix(p.MIMEType, "image/") {
-					return nil, "", fmt.Errorf("claude: unsupported binary part %q", p.MIMEType)
+				var err error
+				if blocks, err = binaryBlock(blocks, p); err != nil {
+					return nil, "", err
 				}
-				img := anthropic.NewImageBlockBase64(p.MIMEType, base64.StdEncoding.EncodeToString(p.Data))
-				tr := blocks[n-1].OfToolResult
-				tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: img.OfImage})
 			default:
 				return nil, "", fmt.Errorf("claude: unsupported message part %T", part)
 			}
@@ -292,4 +287,25 @@ func classify(err error) error {
 		wait = modelerr.RetryAfter(ae.Response.Header, time.Now())
 	}
 	return modelerr.FromHTTP(ae.StatusCode, typ, "", body.Error.Message, wait)
+}
+
+// binaryBlock adds a binary part to a message's blocks: an image a tool
+// returned, right after its result (see ToolResultImages), goes into that
+// tool_result; an image or a PDF attached to a question is an image or a
+// document block (base64).
+func binaryBlock(blocks []anthropic.ContentBlockParamUnion, p llms.BinaryContent) ([]anthropic.ContentBlockParamUnion, error) {
+	data := base64.StdEncoding.EncodeToString(p.Data)
+	n := len(blocks)
+	switch {
+	case p.MIMEType == "application/pdf":
+		return append(blocks, anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: data})), nil
+	case !strings.HasPrefix(p.MIMEType, "image/"):
+		return nil, fmt.Errorf("claude: unsupported binary part %q", p.MIMEType)
+	case n > 0 && blocks[n-1].OfToolResult != nil:
+		img := anthropic.NewImageBlockBase64(p.MIMEType, data)
+		tr := blocks[n-1].OfToolResult
+		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: img.OfImage})
+		return blocks, nil
+	}
+	return append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, data)), nil
 }

@@ -1,6 +1,8 @@
 package openaiwire
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -36,6 +38,19 @@ type (
 		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 		ToolCallID       string         `json:"tool_call_id,omitempty"`
 		Name             string         `json:"name,omitempty"`
+		// Parts, when set, is the content of a user message with images:
+		// sent as content's array of parts in place of Content.
+		Parts []wirePart `json:"-"`
+	}
+	// wirePart is a part of a user message's content: text or an image
+	// (a data URL).
+	wirePart struct {
+		Type     string        `json:"type"`
+		Text     *string       `json:"text,omitempty"`
+		ImageURL *wireImageURL `json:"image_url,omitempty"`
+	}
+	wireImageURL struct {
+		URL string `json:"url"`
 	}
 	wireTool struct {
 		Type     string          `json:"type"`
@@ -92,6 +107,7 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 	var text strings.Builder
 	var calls []wireToolCall
 	var out []wireMessage
+	images := false
 	think := map[string]*string{}
 	sigs := map[string]string{}
 	for _, r := range llmstream.PartsOf(mc) {
@@ -121,6 +137,10 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 			calls = append(calls, tc)
 		case llms.ToolCallResponse:
 			out = append(out, wireMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: ptr(p.Content)})
+		case llms.BinaryContent:
+			if strings.HasPrefix(p.MIMEType, "image/") {
+				images = true
+			}
 		}
 	}
 	if len(out) > 0 {
@@ -139,8 +159,46 @@ func wireMessages(mc llms.MessageContent) []wireMessage {
 	if role == "assistant" {
 		msg.ReasoningContent, msg.Reasoning = think[toolmark.ReasoningContent], think[toolmark.ReasoningField]
 	}
-	if text.Len() > 0 || len(calls) == 0 {
+	switch {
+	case images && role == "user":
+		msg.Parts = userParts(mc.Parts)
+	case text.Len() > 0 || len(calls) == 0:
 		msg.Content = ptr(text.String())
 	}
 	return []wireMessage{msg}
+}
+
+// userParts is the content of a user message with images: its text parts
+// and its images as data URLs (OpenAI's image_url parts), in order. The
+// API takes no PDF: those are left out (a turn with one is refused first).
+func userParts(parts []llms.ContentPart) []wirePart {
+	var out []wirePart
+	for _, p := range parts {
+		switch p := p.(type) {
+		case llms.TextContent:
+			if n := len(out); n > 0 && out[n-1].Type == "text" {
+				*out[n-1].Text += p.Text
+				continue
+			}
+			out = append(out, wirePart{Type: "text", Text: ptr(p.Text)})
+		case llms.BinaryContent:
+			if strings.HasPrefix(p.MIMEType, "image/") {
+				url := "data:" + p.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+				out = append(out, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: url}})
+			}
+		}
+	}
+	return out
+}
+
+// MarshalJSON sends Parts, when set, as the message's content.
+func (m wireMessage) MarshalJSON() ([]byte, error) {
+	type plain wireMessage
+	if m.Parts == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []wirePart `json:"content"`
+	}{plain(m), m.Parts})
 }
