@@ -138,6 +138,10 @@ func validateAnthropic(r *http.Request, body map[string]any) (int, string, strin
 				if t, _ := bm["text"].(string); strings.TrimSpace(t) == "" {
 					return http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages.%d.content.%d.text: text content blocks must contain non-whitespace text", i, j)
 				}
+			case "image", "document":
+				if st, typ, msg := validateAnthropicSource(i, j, role, bm); st != 0 {
+					return st, typ, msg
+				}
 			case "tool_use":
 				id, _ := bm["id"].(string)
 				uses = append(uses, id)

@@ -279,6 +279,12 @@ func validateOpenAI(d Dialect, r *http.Request, body map[string]any) (int, strin
 	if len(msgs) == 0 {
 		return http.StatusBadRequest, "invalid_request_error", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."
 	}
+	for i, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if st, typ, msg := validateOpenAIParts(i, mm); st != 0 {
+			return st, typ, msg
+		}
+	}
 	return validateToolPairs(d, msgs)
 }
 
