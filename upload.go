@@ -2,7 +2,9 @@ package toolmark
 
 import (
 	"bytes"
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -144,4 +146,34 @@ func CheckAttachments(ups []Upload, acc Accepts, model string) error {
 		}
 	}
 	return nil
+}
+
+// attachmentPrefix starts an AttachmentHeader.
+const attachmentPrefix = "[Attached file "
+
+// AttachmentHeader is the line that introduces an attached file to a
+// model: its name (quoted as Go quotes it), type and size. The demo model
+// reads it back with ParseAttachmentHeader.
+func AttachmentHeader(u Upload) string {
+	return fmt.Sprintf("%s%s, %s, %d bytes]", attachmentPrefix, strconv.Quote(u.Name), u.MediaType, u.Size)
+}
+
+// ParseAttachmentHeader reads an AttachmentHeader at the start of s: the
+// file's name, type and size and what follows the header.
+func ParseAttachmentHeader(s string) (u Upload, rest string, ok bool) {
+	s, ok = strings.CutPrefix(s, attachmentPrefix)
+	if !ok {
+		return u, "", false
+	}
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return u, "", false
+	}
+	u.Name, _ = strconv.Unquote(q)
+	meta, rest, ok := strings.Cut(s[len(q):], " bytes]")
+	if _, err := fmt.Sscanf(meta, ", %s %d", &u.MediaType, &u.Size); !ok || err != nil {
+		return Upload{}, "", false
+	}
+	u.MediaType = strings.TrimSuffix(u.MediaType, ",")
+	return u, rest, true
 }

@@ -84,8 +84,8 @@ type Config struct {
 	MaxUserUploadBytes int64
 	// Accepts says which attachments a model (an id of a turn's input,
 	// "" for the default) takes [everything].
-	Accepts func(model string) toolmark.Accepts
-	Heartbeat          time.Duration // comment line on idle streams [15s]
+	Accepts   func(model string) toolmark.Accepts
+	Heartbeat time.Duration // comment line on idle streams [15s]
 	// StreamWriteTimeout is how long a stream's write may wait for its
 	// client to take bytes before the stream is closed [60s]: a client that
 	// stopped reading holds no goroutine, and one that comes back resumes

@@ -1,8 +1,6 @@
 package simplifiedagent
 
 import (
-	"fmt"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
@@ -17,15 +15,8 @@ const DefaultAttachmentTextBudget = 100 << 10
 // AttachmentCut ends a text file cut to the budget.
 const AttachmentCut = "\n[… the rest of the file is cut]"
 
-// AttachmentHeader is the line that introduces an attached file to the
-// model: its name (quoted, as JSON quotes it), type and size. The demo
-// model reads it back.
-func AttachmentHeader(u toolmark.Upload) string {
-	return fmt.Sprintf("[Attached file %s, %s, %d bytes]", strconv.Quote(u.Name), u.MediaType, u.Size)
-}
-
 // UserParts is the parts of a question with its attachments: the text,
-// then for each file a header line (AttachmentHeader) and its content: an
+// then for each file a header line (toolmark.AttachmentHeader) and its content: an
 // image or a PDF as an llms.BinaryContent (each provider's own format),
 // a text file as text, all text files together within budget bytes (the
 // last one cut with AttachmentCut, the ones after it left out with their
@@ -33,7 +24,7 @@ func AttachmentHeader(u toolmark.Upload) string {
 func UserParts(text string, ups []toolmark.Upload, budget int) []llms.ContentPart {
 	parts := []llms.ContentPart{llms.TextContent{Text: text}}
 	for _, u := range ups {
-		head := "\n\n" + AttachmentHeader(u)
+		head := "\n\n" + toolmark.AttachmentHeader(u)
 		if toolmark.Kind(u.MediaType) != toolmark.KindText {
 			parts = append(parts, llms.TextContent{Text: head}, llms.BinaryContent{MIMEType: u.MediaType, Data: u.Data})
 			continue

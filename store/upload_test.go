@@ -66,4 +66,3 @@ func TestCreateTurnWritesAttachments(t *testing.T) {
 		t.Fatalf("MessageAttachments: got %+v, %v", got, err)
 	}
 }
-

@@ -120,6 +120,7 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 	} else {
 		answer = m.sized(compose(question, results))
 	}
+	answer = notesOn(messages) + answer
 	if prior := partialAnswer(messages); prior != "" {
 		// An answer begun on another server and handed over: go on
 		// where it stopped, as a model continuing its own message does.
@@ -199,6 +200,9 @@ func readConversation(msgs []llms.MessageContent) (string, []toolResult, int) {
 		return "", nil, 0
 	}
 	question := textOf(msgs[start])
+	if len(msgs[start].Parts) > 1 { // a question with attachments: its text first
+		question = textOf(llms.MessageContent{Parts: msgs[start].Parts[:1]})
+	}
 	calls := map[string]llms.ToolCall{}
 	var results []toolResult
 	rounds := 0

@@ -1,0 +1,65 @@
+package demo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolmark/toolmark"
+)
+
+// attachmentNotes is what the demo model says of the files attached to a
+// question (the parts after its text, each headed by
+// toolmark.AttachmentHeader): each file's name, type and size, and a text
+// file's first line. Names and lines are the user's, hostile: they are
+// written as Markdown text, every punctuation character escaped.
+func attachmentNotes(mc llms.MessageContent) string {
+	var b strings.Builder
+	for _, p := range mc.Parts[min(1, len(mc.Parts)):] {
+		t, ok := p.(llms.TextContent)
+		if !ok {
+			continue
+		}
+		u, rest, ok := toolmark.ParseAttachmentHeader(strings.TrimLeft(t.Text, "\n"))
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s (%s, %d bytes)", escapeMarkdown(u.Name), escapeMarkdown(u.MediaType), u.Size)
+		if line, _, _ := strings.Cut(strings.TrimPrefix(rest, "\n"), "\n"); toolmark.Kind(u.MediaType) == toolmark.KindText && strings.TrimSpace(line) != "" {
+			fmt.Fprintf(&b, ", which begins: %s", escapeMarkdown(line))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "You attached:\n\n" + b.String() + "\n"
+}
+
+// escapeMarkdown writes s as literal Markdown text: every ASCII punctuation
+// character backslash-escaped (CommonMark takes any of them so), control
+// characters dropped.
+func escapeMarkdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			continue
+		case r < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", r):
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// notesOn is attachmentNotes of the conversation's last question.
+func notesOn(msgs []llms.MessageContent) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llms.ChatMessageTypeHuman {
+			return attachmentNotes(msgs[i])
+		}
+	}
+	return ""
+}
