@@ -26,6 +26,9 @@ type messageView struct {
 	// asked in its place, oldest first (POST /api/messages/{id}/select
 	// switches to one).
 	Versions []string `json:"versions,omitempty"`
+	// Attachments are, for a question, the files attached to it (their
+	// metadata and URL).
+	Attachments []toolmark.Upload `json:"attachments,omitempty"`
 	// Error is, for an answer whose turn failed, the sentence its end
 	// carried (what happened and what to do).
 	Error string `json:"error,omitempty"`
@@ -133,6 +136,10 @@ func (s *Server) handleGetConversation(w http.ResponseWriter, r *http.Request) {
 		views[i] = v
 	}
 	s.keepRendered(fresh)
+	if err := s.addAttachments(r, views); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var active *toolmark.Turn
 	if n := len(p.Messages); n > 0 {
 		if last := p.Messages[n-1]; last.Role == toolmark.RoleAssistant && !last.TurnStatus.Final() && last.TurnID != "" {

@@ -163,3 +163,19 @@ func (s *Server) checkAttachments(r *http.Request, ownerID string, in toolmark.T
 	}
 	return toolmark.CheckAttachments(ups, s.cfg.Accepts(in.Model), model)
 }
+
+// addAttachments adds to the questions among views the files attached to
+// them (one query).
+func (s *Server) addAttachments(r *http.Request, views []messageView) error {
+	var ids []string
+	for _, v := range views {
+		if v.Role == toolmark.RoleUser {
+			ids = append(ids, v.ID)
+		}
+	}
+	atts, err := s.cfg.Store.MessageAttachments(r.Context(), ids)
+	for i := range views {
+		views[i].Attachments = atts[views[i].ID]
+	}
+	return err
+}

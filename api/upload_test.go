@@ -151,3 +151,38 @@ func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
 		t.Errorf("refused turns left %d messages", len(out.Messages))
 	}
 }
+
+// TestTurnWithAttachments: files attached to a turn reach the (demo)
+// model, which names them in its answer, and the conversation lists them
+// with the question.
+func TestTurnWithAttachments(t *testing.T) {
+	t.Parallel()
+	_, alice, _ := tokenServer(t)
+	conv := alice.newConversation()
+	img := mustUpload(t, alice, "cat.png", string(tinyPNG))
+	txt := mustUpload(t, alice, "notes.md", "# Shopping\nmilk")
+	body, _ := json.Marshal(toolmark.TurnInput{Content: "What did I attach?", Attachments: []string{img.ID, txt.ID}})
+	var out turnResp
+	alice.mustJSON("POST", "/api/conversations/"+conv+"/turns", string(body), http.StatusAccepted, &out)
+	alice.allEvents(out.Turn.ID, 0)
+	var got struct {
+		Content string `json:"content"`
+	}
+	alice.mustJSON("GET", "/api/turns/"+out.Turn.ID, "", 200, &got)
+	for _, want := range []string{`cat\.png (image\/png, 29 bytes)`, `notes\.md (text\/markdown, 15 bytes), which begins: \# Shopping`} {
+		if !strings.Contains(got.Content, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, got.Content)
+		}
+	}
+	var view struct {
+		Messages []struct {
+			Role        string            `json:"role"`
+			Attachments []toolmark.Upload `json:"attachments"`
+		} `json:"messages"`
+	}
+	alice.mustJSON("GET", "/api/conversations/"+conv, "", 200, &view)
+	if len(view.Messages) == 0 || len(view.Messages[0].Attachments) != 2 || view.Messages[0].Attachments[1].Name != "notes.md" ||
+		view.Messages[0].Attachments[0].URL != img.URL {
+		t.Errorf("the question's attachments: got %+v", view.Messages)
+	}
+}
