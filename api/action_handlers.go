@@ -185,7 +185,7 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	var out []messageView
 	for i := len(pages) - 1; i >= 0; i-- {
 		for _, e := range pages[i] {
-			v := messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Versions: e.Versions}
+			v := messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Model: e.Model, Versions: e.Versions}
 			if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
 				v.Error = e.TurnError
 			}
