@@ -60,12 +60,21 @@ func (s *Server) again(w http.ResponseWriter, r *http.Request, retry bool) {
 		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "the answer completed; regenerate it instead"))
 		return
 	}
+	var req struct {
+		Model string `json:"model"` // optional: another model to answer
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	q, err := s.cfg.Store.GetMessage(r.Context(), u.ID, t.UserMessageID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.replaceTail(w, r, u.ID, q, toolmark.TurnInput{Content: q.Content})
+	s.replaceTail(w, r, u.ID, q, toolmark.TurnInput{Content: q.Content, Model: req.Model})
 }
 
 // handleEditMessage answers an edited question: the user message is

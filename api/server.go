@@ -69,6 +69,9 @@ type Config struct {
 	Metrics Metrics      // optional
 	Web     http.Handler // the page at /; optional
 	Tools   func() Tools // what GET /api/tools lists; optional
+	// Models are the models a turn may name (GET /api/models), the
+	// default among them; empty, the server's one model answers every turn.
+	Models toolmark.Models
 
 	Auth        string // AuthLocal or AuthToken [AuthLocal]
 	LocalUserID string // the user of AuthLocal
@@ -188,6 +191,7 @@ func (s *Server) routes() chi.Router {
 			r.Use(s.authenticate)
 			r.Get("/info", s.handleInfo)
 			r.Get("/tools", s.handleTools)
+			r.Get("/models", s.handleModels)
 			r.Post("/conversations", s.handleCreateConversation)
 			r.Get("/conversations", s.handleListConversations)
 			r.Get("/conversations/{id}", s.handleGetConversation)

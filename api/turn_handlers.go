@@ -30,12 +30,15 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in t
 	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must be valid UTF-8 without NUL characters")
 	}
+	if err := s.checkModel(in.Model); err != nil {
+		return toolmark.Turn{}, err
+	}
 	key := r.Header.Get("Idempotency-Key")
 	if len(key) > 200 || !utf8.ValidString(key) {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
 	t, err := s.cfg.Runner.Create(r.Context(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: conversationID, Input: in, IdempotencyKey: key, Replaces: replaces,
+		OwnerID: ownerID, ConversationID: conversationID, Input: in, DefaultModel: s.cfg.Models.Default().ID, IdempotencyKey: key, Replaces: replaces,
 		Title: titleFrom(content),
 	})
 	if err == nil {
