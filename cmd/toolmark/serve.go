@@ -67,6 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&demoCfg.AnswerShape, "demo-answer-shape", "", "what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target: heap growth, in percent of the live heap, that starts a collection (Go's GOGC, which wins when set and this flag is not)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
+	modelsFile := fs.String("models", "", "a JSON file listing the models the server offers: [{id, label, provider, name, baseUrl, apiKeyEnv, images, documents, default}] (env TOOLMARK_MODELS holds the JSON itself); without it the model variables below configure one model")
 	mcpFile := fs.String("mcp-config", os.Getenv("TOOLMARK_MCP_CONFIG"), "an mcpServers JSON file (as Claude Desktop and Cursor use) whose MCP servers' tools the agent gets (env TOOLMARK_MCP_CONFIG)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -102,6 +103,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *streamWrites != api.StreamWritesHub && *streamWrites != api.StreamWritesFollower {
 		return fmt.Errorf("--stream-writes must be %s or %s", api.StreamWritesHub, api.StreamWritesFollower)
 	}
+	models, err := modelsConfig(*modelsFile)
+	if err != nil {
+		return err
+	}
 	// Listen first: a port in use fails at once, before the database starts.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -116,6 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
+		Models:     models,
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow, MCP: mcpCfg,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, StreamWrites: *streamWrites, Logger: log,
 	})
@@ -126,7 +132,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider), *auth)
+	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider, len(models)), *auth)
 	return a.Serve(ctx, ln, *grace)
 }
 
@@ -150,6 +156,26 @@ func setGCPercent(fs *flag.FlagSet, percent int) error {
 		debug.SetGCPercent(percent)
 	}
 	return nil
+}
+
+// modelsConfig reads the models list of --models FILE, else of
+// TOOLMARK_MODELS; none is nil (one model, from the model variables).
+func modelsConfig(file string) ([]app.ModelConfig, error) {
+	data := []byte(os.Getenv("TOOLMARK_MODELS"))
+	if file != "" {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("--models: %w", err)
+		}
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	models, err := app.ParseModels(data, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--models: %w", err)
+	}
+	return models, nil
 }
 
 // modelConfig picks the model from the flag and the environment.
@@ -197,7 +223,10 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config, 
 	return m
 }
 
-func modelName(provider string) string {
+func modelName(provider string, listed int) string {
+	if listed > 0 {
+		return fmt.Sprintf("%d models", listed)
+	}
 	m := modelConfig(provider, 0, demo.Config{}, simplifiedagent.RetryPolicy{})
 	if m.Provider == "demo" {
 		return "offline demo model"
