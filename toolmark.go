@@ -118,6 +118,7 @@ type Conversation struct {
 	OwnerID   string    `json:"-"`
 	Title     string    `json:"title"`
 	Summary   string    `json:"summary,omitempty"` // compacted history of the oldest turns
+	Model     string    `json:"model,omitempty"`   // the model of its latest turn, used by a turn that names none
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	// Running is true while a turn of the conversation is queued or
@@ -166,6 +167,8 @@ type Turn struct {
 	LeaseOwner         string     `json:"-"`
 	LeaseExpiresAt     *time.Time `json:"-"`
 	LastSeq            int64      `json:"seq"`
+	// Model is the id of the model that answers the turn (GET /api/models).
+	Model string `json:"model,omitempty"`
 	// Usage is the tokens of the turn's model calls, once it ended (nil
 	// when the model reported none).
 	Usage *Usage `json:"usage,omitempty"`

@@ -109,39 +109,33 @@ func CleanUploadName(name string) string {
 	return name
 }
 
-// Accepts says which attachments a model takes beside text (every model
-// takes text files, as text).
-type Accepts struct {
-	Images    bool // PNG, JPEG, GIF, WebP
-	Documents bool // PDF
-}
-
-// AcceptsOf returns what a model of a provider takes: Anthropic images and
-// PDFs, OpenAI-compatible and Azure models images, the demo model
-// everything (it only describes them); others text only.
-func AcceptsOf(provider string) Accepts {
+// AcceptsOf returns what a model of a provider takes beside text files
+// when its configuration does not say: Anthropic images and PDFs,
+// OpenAI-compatible and Azure models images, the demo model everything (it
+// only describes them); others neither.
+func AcceptsOf(provider string) (images, documents bool) {
 	switch strings.ToLower(provider) {
 	case "anthropic", "demo", "":
-		return Accepts{Images: true, Documents: true}
+		return true, true
 	case "openai", "azure":
-		return Accepts{Images: true}
+		return true, false
 	}
-	return Accepts{}
+	return false, false
 }
 
 // CheckAttachments refuses the attachments a model cannot take (an EINVALID
 // error naming the first such file and why): an image for a model without
 // images, a PDF for one without documents.
-func CheckAttachments(ups []Upload, acc Accepts, model string) error {
+func CheckAttachments(ups []Upload, m ModelInfo) error {
 	for _, u := range ups {
 		switch Kind(u.MediaType) {
 		case KindImage:
-			if !acc.Images {
-				return Errorf(EINVALID, "file %q is an image, and the model %s does not take images", u.Name, model)
+			if !m.Images {
+				return Errorf(EINVALID, "file %q is an image, and the model %s does not take images", u.Name, m.Label)
 			}
 		case KindDocument:
-			if !acc.Documents {
-				return Errorf(EINVALID, "file %q is a PDF, and the model %s does not take documents", u.Name, model)
+			if !m.Documents {
+				return Errorf(EINVALID, "file %q is a PDF, and the model %s does not take documents", u.Name, m.Label)
 			}
 		}
 	}

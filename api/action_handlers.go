@@ -60,12 +60,21 @@ func (s *Server) again(w http.ResponseWriter, r *http.Request, retry bool) {
 		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "the answer completed; regenerate it instead"))
 		return
 	}
+	var req struct {
+		Model string `json:"model"` // optional: another model to answer
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	q, err := s.cfg.Store.GetMessage(r.Context(), u.ID, t.UserMessageID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.replaceTail(w, r, u.ID, q, toolmark.TurnInput{Content: q.Content})
+	s.replaceTail(w, r, u.ID, q, toolmark.TurnInput{Content: q.Content, Model: req.Model})
 }
 
 // handleEditMessage answers an edited question: the user message is
@@ -185,7 +194,7 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	var out []messageView
 	for i := len(pages) - 1; i >= 0; i-- {
 		for _, e := range pages[i] {
-			v := messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Versions: e.Versions}
+			v := messageView{Message: withSummary(e.Message), ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Model: e.Model, Versions: e.Versions}
 			if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
 				v.Error = e.TurnError
 			}

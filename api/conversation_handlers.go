@@ -22,6 +22,7 @@ type messageView struct {
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
 	Usage     *toolmark.Usage           `json:"usage,omitempty"`
+	Model     string                    `json:"model,omitempty"` // an answer's: the id of the model that wrote it
 	// Versions are, for a question asked again, the ids of every question
 	// asked in its place, oldest first (POST /api/messages/{id}/select
 	// switches to one).
@@ -120,7 +121,7 @@ func (s *Server) handleGetConversation(w http.ResponseWriter, r *http.Request) {
 	views := make([]messageView, len(p.Messages))
 	var fresh []store.RenderedMessage
 	for i, e := range p.Messages {
-		v := messageView{Message: withSummary(e.Message), HTML: e.HTML, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Versions: e.Versions}
+		v := messageView{Message: withSummary(e.Message), HTML: e.HTML, ToolCalls: e.ToolCalls, Todos: e.Todos, Usage: e.Usage, Model: e.Model, Versions: e.Versions}
 		if e.Role == toolmark.RoleAssistant && e.TurnStatus == toolmark.TurnFailed {
 			v.Error = e.TurnError
 		}

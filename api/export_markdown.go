@@ -66,6 +66,9 @@ func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
 			blocks = append(blocks, strings.TrimSpace(m.Content))
 			continue
 		}
+		if m.Model != "" {
+			blocks[len(blocks)-1] += " · model " + toolcallmarkup.OneLine(m.Model, maxExportLine)
+		}
 		blocks = append(blocks, answerBlocks(m.Content)...)
 		blocks = append(blocks, planBlock(m.Todos, m.Status))
 		if w, ok := endedWords[m.Status]; ok {

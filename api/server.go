@@ -69,6 +69,9 @@ type Config struct {
 	Metrics Metrics      // optional
 	Web     http.Handler // the page at /; optional
 	Tools   func() Tools // what GET /api/tools lists; optional
+	// Models are the models a turn may name (GET /api/models), the
+	// default among them; empty, the server's one model answers every turn.
+	Models toolmark.Models
 
 	Auth        string // AuthLocal or AuthToken [AuthLocal]
 	LocalUserID string // the user of AuthLocal
@@ -82,10 +85,7 @@ type Config struct {
 	MaxUploadBytes     int64
 	MaxUploadsPerTurn  int
 	MaxUserUploadBytes int64
-	// Accepts says which attachments a model (an id of a turn's input,
-	// "" for the default) takes [everything].
-	Accepts   func(model string) toolmark.Accepts
-	Heartbeat time.Duration // comment line on idle streams [15s]
+	Heartbeat          time.Duration // comment line on idle streams [15s]
 	// StreamWriteTimeout is how long a stream's write may wait for its
 	// client to take bytes before the stream is closed [60s]: a client that
 	// stopped reading holds no goroutine, and one that comes back resumes
@@ -150,9 +150,6 @@ func New(cfg Config) *Server {
 	if cfg.MaxUserUploadBytes <= 0 {
 		cfg.MaxUserUploadBytes = 500 << 20
 	}
-	if cfg.Accepts == nil {
-		cfg.Accepts = func(string) toolmark.Accepts { return toolmark.Accepts{Images: true, Documents: true} }
-	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
@@ -209,6 +206,7 @@ func (s *Server) routes() chi.Router {
 			r.Use(s.authenticate)
 			r.Get("/info", s.handleInfo)
 			r.Get("/tools", s.handleTools)
+			r.Get("/models", s.handleModels)
 			r.Post("/conversations", s.handleCreateConversation)
 			r.Get("/conversations", s.handleListConversations)
 			r.Get("/conversations/{id}", s.handleGetConversation)

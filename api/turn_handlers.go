@@ -30,7 +30,10 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in t
 	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must be valid UTF-8 without NUL characters")
 	}
-	if err := s.checkAttachments(r, ownerID, in); err != nil {
+	if err := s.checkModel(in.Model); err != nil {
+		return toolmark.Turn{}, err
+	}
+	if err := s.checkAttachments(r, ownerID, conversationID, in); err != nil {
 		return toolmark.Turn{}, err
 	}
 	key := r.Header.Get("Idempotency-Key")
@@ -38,7 +41,7 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in t
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
 	}
 	t, err := s.cfg.Runner.Create(r.Context(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: conversationID, Input: in, IdempotencyKey: key, Replaces: replaces,
+		OwnerID: ownerID, ConversationID: conversationID, Input: in, DefaultModel: s.cfg.Models.Default().ID, IdempotencyKey: key, Replaces: replaces,
 		Title: titleFrom(content),
 	})
 	if err == nil {

@@ -146,7 +146,7 @@ func contentDisposition(disposition, name string) string {
 // checkAttachments refuses, before a turn starts, attachments that are not
 // the owner's uploads (404 naming the id), too many of them, and files the
 // turn's model cannot take (400 naming the file and why).
-func (s *Server) checkAttachments(r *http.Request, ownerID string, in toolmark.TurnInput) error {
+func (s *Server) checkAttachments(r *http.Request, ownerID, conversationID string, in toolmark.TurnInput) error {
 	if len(in.Attachments) == 0 {
 		return nil
 	}
@@ -157,11 +157,31 @@ func (s *Server) checkAttachments(r *http.Request, ownerID string, in toolmark.T
 	if err != nil {
 		return err
 	}
-	model := in.Model
-	if model == "" {
-		model = s.cfg.Info.Model
+	if len(s.cfg.Models) == 0 {
+		return nil
 	}
-	return toolmark.CheckAttachments(ups, s.cfg.Accepts(in.Model), model)
+	m, err := s.turnModel(r, ownerID, conversationID, in.Model)
+	if err != nil {
+		return err
+	}
+	return toolmark.CheckAttachments(ups, m)
+}
+
+// turnModel is the model that will answer a turn naming model ("": the
+// conversation's latest, else the default), as startTurn's store.NewTurn
+// picks it.
+func (s *Server) turnModel(r *http.Request, ownerID, conversationID, model string) (toolmark.ModelInfo, error) {
+	if model == "" {
+		c, err := s.cfg.Store.GetConversation(r.Context(), ownerID, conversationID)
+		if err != nil {
+			return toolmark.ModelInfo{}, err
+		}
+		model = c.Model
+	}
+	if m, ok := s.cfg.Models.Find(model); ok {
+		return m, nil
+	}
+	return s.cfg.Models.Default(), nil
 }
 
 // addAttachments adds to the questions among views the files attached to

@@ -151,6 +151,16 @@ type Tools struct {
 	} `json:"servers"`
 }
 
+// Models lists the models a turn may name, and the default's id.
+func (c *Client) Models(ctx context.Context) (models toolmark.Models, defaultID string, err error) {
+	var out struct {
+		Models  toolmark.Models `json:"models"`
+		Default string          `json:"default"`
+	}
+	err = c.do(ctx, http.MethodGet, "/api/models", nil, nil, &out)
+	return out.Models, out.Default, err
+}
+
 // ListTools lists the tools the agent offers and its MCP servers' states.
 func (c *Client) ListTools(ctx context.Context) (Tools, error) {
 	var out Tools

@@ -105,6 +105,7 @@ type Message struct {
 	ToolCalls []toolmark.ToolCallRecord `json:"toolCalls"`
 	Todos     []toolmark.Todo           `json:"todos"`
 	Usage     *toolmark.Usage           `json:"usage,omitempty"` // the answer's tokens, once its turn ended
+	Model     string                    `json:"model,omitempty"` // the id of the model that wrote an answer
 	// Versions are, for a question asked again (edited, regenerated,
 	// retried), the ids of every question asked in its place, oldest first,
 	// itself among them (SelectVersion switches to one).
@@ -214,13 +215,20 @@ func (c *Client) DeleteConversation(ctx context.Context, id string) error {
 // makes a retried call return the turn the first call started, so a caller
 // that saw a network error may safely call again with the same key.
 func (c *Client) PostTurn(ctx context.Context, conversationID, content, idempotencyKey string) (TurnInfo, error) {
+	return c.PostTurnInput(ctx, conversationID, toolmark.TurnInput{Content: content}, idempotencyKey)
+}
+
+// PostTurnInput starts a turn from a whole input: its text and, optionally,
+// the model to answer it (an id of Models; "" keeps the conversation's)
+// and the ids of uploaded files.
+func (c *Client) PostTurnInput(ctx context.Context, conversationID string, in toolmark.TurnInput, idempotencyKey string) (TurnInfo, error) {
 	var out TurnInfo
 	h := http.Header{}
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
 	}
 	err := c.do(ctx, http.MethodPost, "/api/conversations/"+url.PathEscape(conversationID)+"/turns",
-		map[string]string{"content": content}, h, &out)
+		in, h, &out)
 	return out, err
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -355,7 +356,7 @@ func (j *job) runAgent() (in Input, err error) {
 			in.Resume.Reasoning = r.Parts
 		}
 		j.mu.Unlock()
-	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: r.cfg.ModelName}}); err != nil {
+	} else if err := j.emit(j.ctx, toolmark.Draft{Type: toolmark.EventTurnStarted, Data: toolmark.TurnStartedData{Model: cmp.Or(j.turn.Model, r.cfg.ModelName)}}); err != nil {
 		return in, err
 	}
 	tc, err := r.cfg.Store.TurnContext(context.WithoutCancel(j.ctx), j.turn.ConversationID, j.turn.ID)

@@ -11,11 +11,11 @@ import (
 // maxTitleBytes limits conversation titles.
 const maxTitleBytes = 500
 
-const conversationColumns = `id, owner_id, title, summary, created_at, updated_at`
+const conversationColumns = `id, owner_id, title, summary, model, created_at, updated_at`
 
 func scanConversation(row pgx.Row) (toolmark.Conversation, error) {
 	var c toolmark.Conversation
-	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.Model, &c.CreatedAt, &c.UpdatedAt)
 	return c, err
 }
 

@@ -51,7 +51,7 @@ func (db *DB) ListConversationsPage(ctx context.Context, ownerID, query, after s
 		pattern = "%" + likeEscaper.Replace(q) + "%"
 	}
 	rows, err := db.pool.Query(ctx, `
-		select c.id, c.owner_id, c.title, c.summary, c.created_at, c.updated_at,
+		select c.id, c.owner_id, c.title, c.summary, c.model, c.created_at, c.updated_at,
 			exists (select 1 from turns t where t.conversation_id = c.id and t.finished_at is null),
 			coalesce(h.content, ''), coalesce(h.id::text, '')
 		from conversations c
@@ -71,7 +71,7 @@ func (db *DB) ListConversationsPage(ctx context.Context, ownerID, query, after s
 	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (toolmark.Conversation, error) {
 		var c toolmark.Conversation
 		var hit string
-		err := r.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt, &c.Running, &hit, &c.HitMessageID)
+		err := r.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.Model, &c.CreatedAt, &c.UpdatedAt, &c.Running, &hit, &c.HitMessageID)
 		if hit != "" {
 			c.Snippet = Snippet(hit, query, 160)
 		}

@@ -24,6 +24,7 @@ type MessageEntry struct {
 	TurnStatus    toolmark.TurnStatus // "" for a user message
 	TurnError     string              // why the turn failed, was stopped or interrupted: the sentence its end carried
 	Usage         *toolmark.Usage     // the turn's tokens, once it ended
+	Model         string              // the id of the model of the answer's turn ("" for a question)
 	// Versions are, for a question asked again (edited, regenerated,
 	// retried), the ids of every question asked in its place, oldest first,
 	// itself among them; nil for a question asked once and for an answer.
@@ -61,10 +62,11 @@ func (db *DB) OpenConversation(ctx context.Context, ownerID, id string, before i
 	}
 	limit = min(limit, MaxPageMessages)
 	rows, err := db.pool.Query(ctx, `
-		select c.id, c.owner_id, c.title, c.summary, c.created_at, c.updated_at,
+		select c.id, c.owner_id, c.title, c.summary, c.model, c.created_at, c.updated_at,
 			m.id, m.pos, coalesce(m.turn_id, ''), m.role, m.content, m.status, m.seq, m.created_at, m.updated_at,
 			coalesce(m.html, ''), coalesce(m.html_key, ''), m.reasoning,
 			coalesce(t.status, ''), coalesce(t.error, ''), coalesce(t.input_tokens, 0), coalesce(t.output_tokens, 0),
+			case when m.role = 'assistant' then coalesce(t.model, '') else '' end,
 			case when m.role = 'assistant' then (
 				select json_agg(json_build_object('id', tc.id, 'turnId', tc.turn_id, 'parentToolCallId', tc.parent_id,
 					'name', tc.name, 'arguments', tc.arguments, 'status', tc.status, 'result', tc.result, 'error', tc.error,
@@ -126,18 +128,19 @@ func scanEntry(rows pgx.Rows, c *toolmark.Conversation) (e MessageEntry, ok bool
 		html, key, ts    string
 		turnErr          string
 		in, out          int64
+		model            string
 		calls, todos     []byte
 		reasoning        []byte
 		versions         []string
 	)
-	err = rows.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.CreatedAt, &c.UpdatedAt,
-		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &reasoning, &ts, &turnErr, &in, &out, &calls, &todos, &versions)
+	err = rows.Scan(&c.ID, &c.OwnerID, &c.Title, &c.Summary, &c.Model, &c.CreatedAt, &c.UpdatedAt,
+		&mid, &pos, &turnID, &role, &content, &status, &seq, &created, &updated, &html, &key, &reasoning, &ts, &turnErr, &in, &out, &model, &calls, &todos, &versions)
 	if err != nil || mid == nil {
 		return e, false, err
 	}
 	e.Message = toolmark.Message{ID: *mid, Pos: *pos, ConversationID: c.ID, TurnID: *turnID, Role: toolmark.MessageRole(*role),
 		Content: *content, Status: toolmark.MessageStatus(*status), Seq: *seq, CreatedAt: *created, UpdatedAt: *updated}
-	e.HTML, e.HTMLKey, e.TurnStatus, e.TurnError = html, key, toolmark.TurnStatus(ts), turnErr
+	e.HTML, e.HTMLKey, e.TurnStatus, e.TurnError, e.Model = html, key, toolmark.TurnStatus(ts), turnErr, model
 	if e.Message.Reasoning, err = parseReasoning(reasoning); err != nil {
 		return e, false, err
 	}

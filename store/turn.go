@@ -21,6 +21,10 @@ type NewTurn struct {
 	OwnerID        string
 	ConversationID string
 	Input          toolmark.TurnInput // the user's message, the model chosen for it and its attachments
+	// DefaultModel is the model of a turn whose Input names none in a
+	// conversation that has none yet (Input.Model, else the
+	// conversation's last model, else this).
+	DefaultModel string
 	// Title names an untitled conversation with the turn (its first
 	// question, cut); a conversation with a title keeps it.
 	Title          string
@@ -46,7 +50,7 @@ func turnColumnsOf(a string) string {
 	return strings.NewReplacer("t.", a+".").Replace(`t.id, t.conversation_id, t.user_message_id, t.assistant_message_id, t.status, t.error,
 	coalesce(t.idempotency_key, ''), coalesce(t.lease_owner, ''), t.lease_expires_at,
 	greatest(t.last_seq, coalesce((select max(e.seq) from events e where e.turn = t.num), 0)),
-	t.created_at, t.started_at, t.finished_at, t.input_tokens, t.output_tokens`)
+	t.created_at, t.started_at, t.finished_at, t.input_tokens, t.output_tokens, t.model`)
 }
 
 var turnColumns = turnColumnsOf("t")
@@ -73,7 +77,7 @@ func (s *turnScan) dest(more ...any) []any {
 	t := &s.t
 	return append([]any{&t.ID, &t.ConversationID, &t.UserMessageID, &t.AssistantMessageID, &t.Status, &t.Error,
 		&t.IdempotencyKey, &t.LeaseOwner, &t.LeaseExpiresAt, &t.LastSeq,
-		&t.CreatedAt, &t.StartedAt, &t.FinishedAt, &s.in, &s.out}, more...)
+		&t.CreatedAt, &t.StartedAt, &t.FinishedAt, &s.in, &s.out, &t.Model}, more...)
 }
 
 // turn returns the scanned turn.
@@ -125,10 +129,10 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 	// (one active turn per conversation, one turn per idempotency key).
 	turn, err = scanTurn(db.pool.QueryRow(ctx, `
 		with conv as (
-			select id from conversations where id = $1 and owner_id = $2
+			select id, coalesce(nullif($12, ''), nullif(model, ''), $13) as model from conversations where id = $1 and owner_id = $2
 			  and ($10 = '' or exists (select 1 from messages where id = $10 and conversation_id = $1 and role = 'user' and replaced_by is null))
 		), ids as (
-			select time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid from conv
+			select time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid, model from conv
 		), r as (
 			update messages set replaced_by = (select tid from ids)
 			where $10 <> '' and conversation_id = $1 and replaced_by is null
@@ -141,16 +145,17 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select amid, $1, tid, 'assistant', '', 'streaming', null from ids
 		), a as (
 			insert into message_attachments (message_id, upload_id, pos)
-			select ids.umid, u.id, x.ord from ids cross join unnest($12::text[]) with ordinality as x(id, ord)
+			select ids.umid, u.id, x.ord from ids cross join unnest($14::text[]) with ordinality as x(id, ord)
 			join uploads u on u.id = x.id and u.owner_id = $2
 		), c as (
-			update conversations set updated_at = now(), title = case when title = '' then $11 else title end
+			update conversations set updated_at = now(), title = case when title = '' then $11 else title end,
+				model = (select model from conv)
 			where id in (select id from conv)
 		), t as (
 			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
-				lease_owner, lease_expires_at)
+				lease_owner, lease_expires_at, model)
 			select tid, $1, umid, amid, 'queued', nullif($4, ''), $5::text,
-				case when $5::text is null then null else now() + $6::interval end
+				case when $5::text is null then null else now() + $6::interval end, model
 			from ids
 			returning *
 		), e as (
@@ -158,7 +163,7 @@ func (db *DB) CreateTurn(ctx context.Context, nt NewTurn) (turn toolmark.Turn, c
 			select t.num, $9, 1, $7::smallint, $8::json from t where $7::smallint is not null
 		)
 		select `+newTurnColumns+` from t`,
-		nt.ConversationID, nt.OwnerID, nt.Input.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title, nt.Input.Attachments))
+		nt.ConversationID, nt.OwnerID, nt.Input.Content, nt.IdempotencyKey, lease, nt.LeaseTTL, qType, qData, qTime, nt.Replaces, nt.Title, nt.Input.Model, nt.DefaultModel, nt.Input.Attachments))
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -353,7 +358,7 @@ type CreatedTurn struct {
 // The result has one entry per input, in order.
 func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	out := make([]CreatedTurn, len(nts))
-	var convs, owners, contents, keys, qdata, titles []string
+	var convs, owners, contents, keys, qdata, titles, models, defaults []string
 	var qtime []time.Time
 	var index []int
 	for i, nt := range nts {
@@ -373,7 +378,8 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			}
 			convs, owners, contents = append(convs, nt.ConversationID), append(owners, nt.OwnerID), append(contents, nt.Input.Content)
 			keys, qdata, qtime = append(keys, nt.IdempotencyKey), append(qdata, string(nt.Queued.Data)), append(qtime, nt.Queued.Time)
-			titles = append(titles, nt.Title)
+			titles, models = append(titles, nt.Title), append(models, nt.Input.Model)
+			defaults = append(defaults, nt.DefaultModel)
 			index = append(index, i)
 		}
 	}
@@ -389,15 +395,16 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	}
 	rows, err := db.pool.Query(ctx, `
 		with input as (
-			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $10::text[])
-				with ordinality as i(conv, owner, content, key, qdata, qtime, title, ord)
+			select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $10::text[], $11::text[], $12::text[])
+				with ordinality as i(conv, owner, content, key, qdata, qtime, title, model_asked, model_default, ord)
 		), ok as (
-			select i.*, time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid
+			select i.*, time_ordered_id() as tid, time_ordered_id() as umid, time_ordered_id() as amid,
+				coalesce(nullif(i.model_asked, ''), nullif(c.model, ''), i.model_default) as model
 			from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
 		), t as (
 			insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
-				lease_owner, lease_expires_at)
-			select tid, conv, umid, amid, 'queued', nullif(key, ''), $7, now() + $8::interval from ok
+				lease_owner, lease_expires_at, model)
+			select tid, conv, umid, amid, 'queued', nullif(key, ''), $7, now() + $8::interval, model from ok
 			order by ord -- the first request of a conversation wins
 			on conflict do nothing
 			returning *
@@ -407,14 +414,14 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 			union all
 			select ok.amid, ok.conv, ok.tid, 'assistant', '', 'streaming' from ok join t on t.id = ok.tid
 		), c as (
-			update conversations c set updated_at = now(), title = case when c.title = '' then ok.title else c.title end
+			update conversations c set updated_at = now(), title = case when c.title = '' then ok.title else c.title end, model = ok.model
 			from t join ok on ok.tid = t.id where c.id = t.conversation_id
 		), e as (
 			insert into events (turn, time, seq, type, data)
 			select t.num, ok.qtime, 1, $9::smallint, ok.qdata::json from t join ok on ok.tid = t.id
 		)
 		select ok.ord, `+newTurnColumns+` from t join ok on ok.tid = t.id`,
-		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, qtype, titles)
+		convs, owners, contents, keys, qdata, qtime, nts[index[0]].LeaseOwner, nts[index[0]].LeaseTTL, qtype, titles, models, defaults)
 	done := make([]bool, len(index))
 	if err == nil {
 		for rows.Next() {

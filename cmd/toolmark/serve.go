@@ -54,10 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("event-retention", 7*24*time.Hour, "prune the event log of turns finished longer ago (0 keeps it)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "how long running turns may finish at shutdown before they are cancelled")
 	maxMessage := fs.Int("max-message-bytes", 64<<10, "longest user message")
-	var uploads app.UploadLimits
-	fs.Int64Var(&uploads.File, "max-upload-bytes", 20<<20, "largest file a user can upload")
-	fs.IntVar(&uploads.Files, "max-uploads-per-turn", 10, "most files a turn (and an upload request) takes")
-	fs.Int64Var(&uploads.User, "max-user-upload-bytes", 500<<20, "most bytes of uploads a user keeps in all")
+	uploads := uploadFlags(fs)
 	streamWrites := fs.String("stream-writes", envOr("TOOLMARK_STREAM_WRITES", api.StreamWritesHub), "who writes the events of an event stream that caught up (env TOOLMARK_STREAM_WRITES): hub (one writer after each commit, for every such stream over HTTP/1.1) or follower (each stream's own goroutine)")
 	provider := fs.String("model-provider", os.Getenv("TOOLMARK_MODEL_PROVIDER"), "demo, openai, azure, anthropic or mistral (env TOOLMARK_MODEL_PROVIDER; default: openai if OPENAI_BASE_URL or OPENAI_API_KEY is set, azure if AZURE_OPENAI_ENDPOINT is, anthropic if ANTHROPIC_API_KEY is, mistral if MISTRAL_API_KEY is, else demo)")
 	var retry simplifiedagent.RetryPolicy
@@ -71,6 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&demoCfg.AnswerShape, "demo-answer-shape", "", "what --demo-answer-bytes pads with: paragraph (default), code or mixed")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "the Go garbage collector's target: heap growth, in percent of the live heap, that starts a collection (Go's GOGC, which wins when set and this flag is not)")
 	fetchAllow := fs.String("fetch-allow", "", "comma-separated CIDR prefixes fetch_url may reach although private (e.g. 10.0.0.0/8)")
+	modelsFile := fs.String("models", "", "a JSON file listing the models the server offers: [{id, label, provider, name, baseUrl, apiKeyEnv, images, documents, default}] (env TOOLMARK_MODELS holds the JSON itself); without it the model variables below configure one model")
 	mcpFile := fs.String("mcp-config", os.Getenv("TOOLMARK_MCP_CONFIG"), "an mcpServers JSON file (as Claude Desktop and Cursor use) whose MCP servers' tools the agent gets (env TOOLMARK_MCP_CONFIG)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,6 +104,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *streamWrites != api.StreamWritesHub && *streamWrites != api.StreamWritesFollower {
 		return fmt.Errorf("--stream-writes must be %s or %s", api.StreamWritesHub, api.StreamWritesFollower)
 	}
+	models, err := modelsConfig(*modelsFile)
+	if err != nil {
+		return err
+	}
 	// Listen first: a port in use fails at once, before the database starts.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -120,8 +122,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL: db.url, DatabaseDirectURL: db.directURL, DataDir: db.dataDir, Auth: *auth, Model: modelConfig(*provider, *demoDelay, demoCfg, retry),
+		Models:     models,
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow, MCP: mcpCfg,
-		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Uploads: uploads, StreamWrites: *streamWrites, Logger: log,
+		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Uploads: *uploads, StreamWrites: *streamWrites, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -130,7 +133,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider), *auth)
+	fmt.Fprintf(stdout, "toolmark is serving at http://%s/ (model: %s, auth: %s) — press Ctrl-C to stop\n", ln.Addr(), modelName(*provider, len(models)), *auth)
 	return a.Serve(ctx, ln, *grace)
 }
 
@@ -154,6 +157,26 @@ func setGCPercent(fs *flag.FlagSet, percent int) error {
 		debug.SetGCPercent(percent)
 	}
 	return nil
+}
+
+// modelsConfig reads the models list of --models FILE, else of
+// TOOLMARK_MODELS; none is nil (one model, from the model variables).
+func modelsConfig(file string) ([]app.ModelConfig, error) {
+	data := []byte(os.Getenv("TOOLMARK_MODELS"))
+	if file != "" {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("--models: %w", err)
+		}
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	models, err := app.ParseModels(data, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--models: %w", err)
+	}
+	return models, nil
 }
 
 // modelConfig picks the model from the flag and the environment.
@@ -201,7 +224,10 @@ func modelConfig(provider string, demoDelay time.Duration, demoCfg demo.Config, 
 	return m
 }
 
-func modelName(provider string) string {
+func modelName(provider string, listed int) string {
+	if listed > 0 {
+		return fmt.Sprintf("%d models", listed)
+	}
 	m := modelConfig(provider, 0, demo.Config{}, simplifiedagent.RetryPolicy{})
 	if m.Provider == "demo" {
 		return "offline demo model"
@@ -228,4 +254,13 @@ func serveDebug(addr string, log *slog.Logger) error {
 	log.Info("profiler listening", "addr", ln.Addr().String())
 	go func() { _ = http.Serve(ln, mux) }()
 	return nil
+}
+
+// uploadFlags defines the flags that bound uploads.
+func uploadFlags(fs *flag.FlagSet) *app.UploadLimits {
+	var u app.UploadLimits
+	fs.Int64Var(&u.File, "max-upload-bytes", 20<<20, "largest file a user can upload")
+	fs.IntVar(&u.Files, "max-uploads-per-turn", 10, "most files a turn (and an upload request) takes")
+	fs.Int64Var(&u.User, "max-user-upload-bytes", 500<<20, "most bytes of uploads a user keeps in all")
+	return &u
 }

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -25,75 +27,123 @@ const systemPrompt = `You are a helpful assistant with tools. Use search_documen
 
 // agent turns the runner's turns into simplifiedagent runs.
 type agent struct {
-	model  llms.Model
-	retry  simplifiedagent.RetryPolicy
-	log    *slog.Logger
-	tools  []simplifiedagent.Tool
-	name   string
-	demo   bool
-	db     *store.DB
-	budget int
-	mcp    *mcptools.Manager
-	sub    *simplifiedagent.Subagent
-	base   []simplifiedagent.Tool // what a sub-agent gets besides the MCP tools
+	models    map[string]builtModel // by id
+	infos     toolmark.Models
+	defaultID string
+	retry     simplifiedagent.RetryPolicy
+	log       *slog.Logger
+	tools     []simplifiedagent.Tool
+	name      string // the default model's name
+	demo      bool   // some model is the demo model
+	db        *store.DB
+	budget    int
+	mcp       *mcptools.Manager
+	sub       *simplifiedagent.Subagent
+	base      []simplifiedagent.Tool // what a sub-agent gets besides the MCP tools
+}
+
+// builtModel is one model ready to answer.
+type builtModel struct {
+	llm  llms.Model
+	name string
+	demo bool
 }
 
 func newAgent(cfg Config, db *store.DB) (*agent, error) {
-	a := &agent{db: db, budget: cfg.ContextChar, retry: cfg.Model.Retry, log: cfg.Logger}
+	a := &agent{db: db, budget: cfg.ContextChar, retry: cfg.Model.Retry, log: cfg.Logger, models: map[string]builtModel{}}
 	if a.budget <= 0 {
 		a.budget = 48_000
 	}
-	m := cfg.Model
-	var err error
-	switch strings.ToLower(m.Provider) {
-	case "", "demo":
-		dm := demo.New()
-		dm.Config = m.Demo
-		switch {
-		case m.DemoDelay < 0:
-			dm.Delay = 0
-		case m.DemoDelay > 0:
-			dm.Delay = m.DemoDelay
+	list := cfg.Models
+	if len(list) == 0 {
+		list = []ModelConfig{cfg.Model}
+	}
+	list = slices.Clone(list)
+	for i := range list {
+		m, err := buildModel(list[i], cfg.Model)
+		if err != nil {
+			return nil, err
 		}
-		a.model, a.name, a.demo = dm, "demo", true
-	case "openai":
-		a.model, err = simplifiedagent.NewOpenAI(m.BaseURL, m.APIKey, m.Name)
-		a.name = m.Name
-	case "azure":
-		a.model, err = simplifiedagent.NewAzureOpenAI(m.BaseURL, m.APIKey, m.Name, m.APIVersion)
-		a.name = m.Name
-	case "anthropic":
-		a.model, err = simplifiedagent.NewAnthropic(m.BaseURL, m.APIKey, m.Name)
-		a.name = m.Name
-	case "mistral":
-		a.model, err = simplifiedagent.NewMistral(m.BaseURL, m.APIKey, m.Name)
-		a.name = m.Name
-	default:
-		return nil, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai, azure, anthropic or mistral", m.Provider)
+		list[i].ID = cmp.Or(list[i].ID, m.name, "default")
+		list[i].Label = cmp.Or(list[i].Label, list[i].ID)
+		list[i].Provider = cmp.Or(strings.ToLower(list[i].Provider), "demo")
+		if len(cfg.Models) == 0 { // one model from the environment: what it takes follows from its provider
+			list[i].Images, list[i].Documents = toolmark.AcceptsOf(list[i].Provider)
+		}
+		if _, dup := a.models[list[i].ID]; dup {
+			return nil, fmt.Errorf("model %q is listed twice; give each model its own id", list[i].ID)
+		}
+		a.models[list[i].ID], a.demo = m, a.demo || m.demo
+		if list[i].Default && a.defaultID == "" {
+			a.defaultID = list[i].ID
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("configuring the %s model: %w", m.Provider, err)
-	}
+	a.defaultID = cmp.Or(a.defaultID, list[0].ID)
+	a.infos, a.name = modelInfos(list, a.defaultID), a.models[a.defaultID].name
 	base := []simplifiedagent.Tool{tools.NewSearchDocuments(db), tools.NewFetchURL(cfg.FetchAllow...)}
 	if cfg.SearxNGURL != "" {
 		base = append(base, tools.NewWebSearch(cfg.SearxNGURL))
 	}
-	a.base, a.sub = base, simplifiedagent.NewSubagent(a.model)
+	a.base, a.sub = base, simplifiedagent.NewSubagent(a.models[a.defaultID].llm)
 	a.tools = append(append([]simplifiedagent.Tool{}, base...), simplifiedagent.NewTodoList())
 	a.mcp = mcptools.New(cfg.MCP, mcptools.Options{Logger: cfg.Logger, ClientVersion: Version})
 	return a, nil
 }
 
+// buildModel makes the model m configures; knobs gives the demo model's
+// pace and load.
+func buildModel(m, knobs ModelConfig) (builtModel, error) {
+	var b builtModel
+	var err error
+	switch strings.ToLower(m.Provider) {
+	case "", "demo":
+		dm := demo.New()
+		dm.Config = knobs.Demo
+		switch {
+		case knobs.DemoDelay < 0:
+			dm.Delay = 0
+		case knobs.DemoDelay > 0:
+			dm.Delay = knobs.DemoDelay
+		}
+		return builtModel{llm: dm, name: "demo", demo: true}, nil
+	case "openai":
+		b.llm, err = simplifiedagent.NewOpenAI(m.BaseURL, m.APIKey, m.Name)
+	case "azure":
+		b.llm, err = simplifiedagent.NewAzureOpenAI(m.BaseURL, m.APIKey, m.Name, m.APIVersion)
+	case "anthropic":
+		b.llm, err = simplifiedagent.NewAnthropic(m.BaseURL, m.APIKey, m.Name)
+	case "mistral":
+		b.llm, err = simplifiedagent.NewMistral(m.BaseURL, m.APIKey, m.Name)
+	default:
+		return b, toolmark.Errorf(toolmark.EINVALID, "unknown model provider %q: use demo, openai, azure, anthropic or mistral", m.Provider)
+	}
+	if err != nil {
+		return b, fmt.Errorf("configuring the %s model %s: %w", m.Provider, cmp.Or(m.ID, m.Name), err)
+	}
+	b.name = m.Name
+	return b, nil
+}
+
+// model returns the model of a turn: the one it names, else the default
+// (a model no longer offered is answered by the default).
+func (a *agent) model(id string) builtModel {
+	if m, ok := a.models[id]; ok {
+		return m
+	}
+	return a.models[a.defaultID]
+}
+
 // toolsNow returns the tools of a turn: the built-in ones, the sub-agent
 // (with the built-in search tools and the MCP tools) and the MCP servers'
 // tools as they now stand.
-func (a *agent) toolsNow() []simplifiedagent.Tool {
+func (a *agent) toolsNow(model llms.Model) []simplifiedagent.Tool {
 	names := []string{a.sub.Name()}
 	for _, t := range a.tools {
 		names = append(names, t.Name())
 	}
 	mcp := a.mcp.AgentTools(names...)
 	sub := *a.sub
+	sub.Model = model
 	sub.Tools = append(append([]simplifiedagent.Tool{}, a.base...), mcp...)
 	out := append(append([]simplifiedagent.Tool{}, a.tools...), &sub)
 	return append(out, mcp...)
@@ -104,7 +154,7 @@ func (a *agent) toolsNow() []simplifiedagent.Tool {
 func (a *agent) catalog() api.Tools {
 	var out api.Tools
 	var builtin []string
-	for _, t := range a.toolsNow() {
+	for _, t := range a.toolsNow(a.model("").llm) {
 		info := api.ToolInfo{Name: t.Name(), Tool: t.Name(), Description: t.Description()}
 		if m, ok := t.(*mcptools.Tool); ok {
 			info.Server, info.Tool = m.Server(), m.Tool()
@@ -126,12 +176,13 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc
 	if err != nil {
 		return err
 	}
+	model := a.model(in.Turn.Model).llm
 	req := simplifiedagent.Request{
-		Model:       a.model,
+		Model:       model,
 		History:     simplifiedagent.BuildHistory(in.Summary, in.History),
 		Input:       in.UserText,
 		Attachments: files,
-		Tools:       a.toolsNow(),
+		Tools:       a.toolsNow(model),
 		System:      systemPrompt,
 		Retry:       a.retry,
 		Logger:      a.log,
@@ -188,9 +239,9 @@ func (a *agent) after(ctx context.Context, in runner.Input, content string) erro
 		return err
 	}
 	hist := store.HistoryAfter(all, through)
-	model := a.model
-	if a.demo {
-		model = nil
+	var model llms.Model
+	if m := a.model(t.Model); !m.demo {
+		model = m.llm
 	}
 	newSummary, keep, err := simplifiedagent.Compact(ctx, model, summary, hist, a.budget)
 	if err != nil || len(keep) == len(hist) {

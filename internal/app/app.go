@@ -33,6 +33,11 @@ var Version = "dev"
 // ModelConfig selects the model. Provider "" or "demo" is the offline demo
 // model.
 type ModelConfig struct {
+	ID         string // what a turn names it by ("" with one model: its name, or "demo")
+	Label      string // what people see ("" for the id)
+	Images     bool   // takes images
+	Documents  bool   // takes documents (PDF) as they are
+	Default    bool   // answers a turn that names no model in a conversation without one
 	Provider   string // "demo", "openai" (any OpenAI-compatible server), "azure" (Azure OpenAI), "anthropic" or "mistral"
 	BaseURL    string // the server's address; Azure OpenAI: the resource's endpoint
 	APIKey     string
@@ -56,12 +61,16 @@ type Config struct {
 	DataDir           string    // the embedded server's data directory
 	Auth              string    // api.AuthLocal or api.AuthToken
 	Model             ModelConfig
-	SearxNGURL        string         // enables web_search
-	FetchAllow        []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
-	MaxTurns          int
-	LeaseTTL          time.Duration
-	Retention         time.Duration
-	MaxMessage        int // longest user message in bytes
+	// Models are the models a server offers (toolmark serve --models);
+	// empty, Model is the only one. Retry, DemoDelay and Demo of Model
+	// apply to them all.
+	Models     []ModelConfig
+	SearxNGURL string         // enables web_search
+	FetchAllow []netip.Prefix // addresses fetch_url may reach despite the SSRF rules
+	MaxTurns   int
+	LeaseTTL   time.Duration
+	Retention  time.Duration
+	MaxMessage int // longest user message in bytes
 	// Uploads is the uploads' limits (api.Config's MaxUploadBytes,
 	// MaxUploadsPerTurn, MaxUserUploadBytes; zero: their defaults).
 	Uploads   UploadLimits
@@ -142,9 +151,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	})
 	a.API = api.New(api.Config{
 		Store: a.DB, Runner: a.Runner, Render: markdown.Render, Logger: cfg.Logger, Metrics: a.Metrics,
-		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser, Tools: ag.catalog,
-		// One model for now: what it takes follows from its provider.
-		Accepts:        func(string) toolmark.Accepts { return toolmark.AcceptsOf(cfg.Model.Provider) },
+		Web: web.Handler(), Auth: cfg.Auth, LocalUserID: localUser, Tools: ag.catalog, Models: ag.infos,
 		Info:           api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
 		MaxUploadBytes: cfg.Uploads.File, MaxUploadsPerTurn: cfg.Uploads.Files, MaxUserUploadBytes: cfg.Uploads.User,
 		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
