@@ -105,6 +105,16 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "this message was already replaced"))
 		return
 	}
+	if in.Attachments == nil { // keep the question's files unless an edit names others ([] for none)
+		atts, err := s.cfg.Store.MessageAttachments(r.Context(), []string{q.ID})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, a := range atts[q.ID] {
+			in.Attachments = append(in.Attachments, a.ID)
+		}
+	}
 	t, err := s.startTurn(r, ownerID, q.ConversationID, in, q.ID)
 	if err != nil {
 		s.writeError(w, r, err)

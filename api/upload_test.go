@@ -186,3 +186,38 @@ func TestTurnWithAttachments(t *testing.T) {
 		t.Errorf("the question's attachments: got %+v", view.Messages)
 	}
 }
+
+// TestRetryAndEditKeepAttachments: a regenerated question keeps its files;
+// an edit keeps them unless it names others, [] for none.
+func TestRetryAndEditKeepAttachments(t *testing.T) {
+	t.Parallel()
+	_, alice, _ := tokenServer(t)
+	conv := alice.newConversation()
+	txt := mustUpload(t, alice, "notes.md", "# Shopping\nmilk")
+	body, _ := json.Marshal(toolmark.TurnInput{Content: "What did I attach?", Attachments: []string{txt.ID}})
+	var out turnResp
+	alice.mustJSON("POST", "/api/conversations/"+conv+"/turns", string(body), http.StatusAccepted, &out)
+	alice.allEvents(out.Turn.ID, 0)
+	questionFiles := func() int {
+		var view struct {
+			Messages []struct {
+				ID          string            `json:"id"`
+				Role        string            `json:"role"`
+				Attachments []toolmark.Upload `json:"attachments"`
+			} `json:"messages"`
+		}
+		alice.mustJSON("GET", "/api/conversations/"+conv, "", 200, &view)
+		out.Turn.UserMessageID = view.Messages[0].ID
+		return len(view.Messages[0].Attachments)
+	}
+	alice.mustJSON("POST", "/api/turns/"+out.Turn.ID+"/regenerate", "", http.StatusAccepted, &out)
+	alice.allEvents(out.Turn.ID, 0)
+	if n := questionFiles(); n != 1 {
+		t.Fatalf("after regenerate the question has %d files, want 1", n)
+	}
+	alice.mustJSON("POST", "/api/messages/"+out.Turn.UserMessageID+"/edit", `{"content":"and now?","attachments":[]}`, http.StatusAccepted, &out)
+	alice.allEvents(out.Turn.ID, 0)
+	if n := questionFiles(); n != 0 {
+		t.Fatalf("after an edit with no files the question has %d, want 0", n)
+	}
+}
