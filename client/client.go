@@ -110,6 +110,9 @@ type Message struct {
 	// retried), the ids of every question asked in its place, oldest first,
 	// itself among them (SelectVersion switches to one).
 	Versions []string `json:"versions,omitempty"`
+	// Attachments are, for a question, the files attached to it (no bytes;
+	// URL is where their owner reads them).
+	Attachments []toolmark.Upload `json:"attachments,omitempty"`
 	// Error is, for an answer whose turn failed, the sentence its end
 	// carried (what happened and what to do).
 	Error string `json:"error,omitempty"`
