@@ -214,7 +214,7 @@ func (s *Server) wholeConversation(r *http.Request, ownerID, id string) (toolmar
 	if out == nil {
 		out = []messageView{}
 	}
-	return c, out, nil
+	return c, out, s.addAttachments(r, out)
 }
 
 // fileName makes a download's name of a title: letters, digits and dashes.

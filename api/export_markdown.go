@@ -63,7 +63,7 @@ func exportMarkdown(c toolmark.Conversation, msgs []messageView) string {
 			if n := len(m.Versions); n > 1 {
 				blocks = append(blocks, fmt.Sprintf("*(version %d of %d of this question)*", slices.Index(m.Versions, m.ID)+1, n))
 			}
-			blocks = append(blocks, strings.TrimSpace(m.Content))
+			blocks = append(blocks, strings.TrimSpace(m.Content), attachmentsBlock(m.Attachments))
 			continue
 		}
 		if m.Model != "" {
@@ -176,4 +176,14 @@ func tidyText(s string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// attachmentsBlock lists a question's files: each a link to it, with its
+// type and size (the name is the user's: escaped Markdown text).
+func attachmentsBlock(ups []toolmark.Upload) string {
+	var b strings.Builder
+	for _, u := range ups {
+		fmt.Fprintf(&b, "- 📎 [%s](%s) (%s, %d bytes)\n", toolmark.EscapeMarkdown(u.Name), u.URL, u.MediaType, u.Size)
+	}
+	return b.String()
 }

@@ -185,6 +185,14 @@ func TestTurnWithAttachments(t *testing.T) {
 		view.Messages[0].Attachments[0].URL != img.URL {
 		t.Errorf("the question's attachments: got %+v", view.Messages)
 	}
+	if st, _, md := alice.do("GET", "/api/conversations/"+conv+"/export", ""); st != 200 ||
+		!strings.Contains(string(md), "- 📎 [cat\\.png]("+img.URL+") (image/png, 29 bytes)") {
+		t.Errorf("the Markdown export lacks the attachment link: %d %s", st, md)
+	}
+	if st, _, js := alice.do("GET", "/api/conversations/"+conv+"/export?format=json", ""); st != 200 ||
+		!strings.Contains(string(js), `"attachments":[{"id":"`+img.ID+`"`) {
+		t.Errorf("the JSON export lacks the attachments: %d %s", st, js)
+	}
 }
 
 // TestRetryAndEditKeepAttachments: a regenerated question keeps its files;

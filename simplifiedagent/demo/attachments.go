@@ -25,9 +25,9 @@ func attachmentNotes(mc llms.MessageContent) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s (%s, %d bytes)", escapeMarkdown(u.Name), escapeMarkdown(u.MediaType), u.Size)
+		fmt.Fprintf(&b, "- %s (%s, %d bytes)", toolmark.EscapeMarkdown(u.Name), toolmark.EscapeMarkdown(u.MediaType), u.Size)
 		if line, _, _ := strings.Cut(strings.TrimPrefix(rest, "\n"), "\n"); toolmark.Kind(u.MediaType) == toolmark.KindText && strings.TrimSpace(line) != "" {
-			fmt.Fprintf(&b, ", which begins: %s", escapeMarkdown(line))
+			fmt.Fprintf(&b, ", which begins: %s", toolmark.EscapeMarkdown(line))
 		}
 		b.WriteString("\n")
 	}
@@ -35,23 +35,6 @@ func attachmentNotes(mc llms.MessageContent) string {
 		return ""
 	}
 	return "You attached:\n\n" + b.String() + "\n"
-}
-
-// escapeMarkdown writes s as literal Markdown text: every ASCII punctuation
-// character backslash-escaped (CommonMark takes any of them so), control
-// characters dropped.
-func escapeMarkdown(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x20 || r == 0x7f:
-			continue
-		case r < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", r):
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // notesOn is attachmentNotes of the conversation's last question.
