@@ -165,9 +165,14 @@ func ParseAttachmentHeader(s string) (u Upload, rest string, ok bool) {
 	}
 	u.Name, _ = strconv.Unquote(q)
 	meta, rest, ok := strings.Cut(s[len(q):], " bytes]")
-	if _, err := fmt.Sscanf(meta, ", %s %d", &u.MediaType, &u.Size); !ok || err != nil {
+	meta, found := strings.CutPrefix(meta, ", ")
+	i := strings.LastIndex(meta, ", ")
+	if !ok || !found || i < 0 {
 		return Upload{}, "", false
 	}
-	u.MediaType = strings.TrimSuffix(u.MediaType, ",")
+	if u.Size, err = strconv.ParseInt(meta[i+2:], 10, 64); err != nil {
+		return Upload{}, "", false
+	}
+	u.MediaType = meta[:i]
 	return u, rest, true
 }

@@ -94,3 +94,20 @@ func FuzzSniffUpload(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAttachmentHeader: a header made of any name, type and size
+// reads back the same; any other text is read without a panic.
+func FuzzParseAttachmentHeader(f *testing.F) {
+	f.Add("cat.png", "image/png", int64(29), `[Attached file "a", text/plain, 3 bytes]`)
+	f.Add("a\"b\\n, x, 1 bytes]", "text/plain", int64(0), `[Attached file "`)
+	f.Fuzz(func(t *testing.T, name, mt string, size int64, raw string) {
+		_, _, _ = toolmark.ParseAttachmentHeader(raw)
+		if strings.Contains(mt, " bytes]") || !utf8.ValidString(name) || size < 0 {
+			return // types are SniffUpload's, names valid UTF-8
+		}
+		u, rest, ok := toolmark.ParseAttachmentHeader(toolmark.AttachmentHeader(toolmark.Upload{Name: name, MediaType: mt, Size: size}) + "\nbody")
+		if !ok || u.Name != name || u.MediaType != mt || u.Size != size || rest != "\nbody" {
+			t.Fatalf("got %+v %q %v for %q %q %d", u, rest, ok, name, mt, size)
+		}
+	})
+}
