@@ -87,6 +87,12 @@ func (c *Client) SelectVersion(ctx context.Context, messageID string) (toolmark.
 	return out.Message, err
 }
 
+// RegenerateTurnOn answers the question of a finished turn again with
+// model (an id of Models).
+func (c *Client) RegenerateTurnOn(ctx context.Context, turnID, model, idempotencyKey string) (TurnInfo, error) {
+	return c.again(ctx, "/api/turns/"+url.PathEscape(turnID)+"/regenerate", map[string]string{"model": model}, idempotencyKey)
+}
+
 func (c *Client) again(ctx context.Context, path string, in any, key string) (TurnInfo, error) {
 	var h http.Header
 	if key != "" {

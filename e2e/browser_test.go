@@ -238,3 +238,15 @@ func TestBrowserPlace(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "place.mjs", srv.URL)
 }
+
+// TestBrowserModels: with two models the picker beside the composer lists
+// what GET /api/models does, the default picked; each answer names the
+// model picked for it, and a reload shows the conversation's model picked.
+func TestBrowserModels(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{Models: []app.ModelConfig{
+		{ID: "quick", Label: "Quick demo", Provider: "demo"},
+		{ID: "deep", Label: "Deep demo", Provider: "demo", Default: true},
+	}})
+	runScript(t, "models.mjs", srv.URL)
+}

@@ -96,7 +96,8 @@ type model struct {
 	pending   int       // cancel requests in flight, let finish before quitting
 	quitting  bool
 
-	tools client.Tools // what /tools shows
+	tools   client.Tools // what /tools shows
+	modelID string       // the model picked with /model ID ("": the conversation's)
 }
 
 func newModel(ctx context.Context, cfg Config, info client.Info) *model {
@@ -154,6 +155,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, m.chat.changed())
 	case frameMsg:
 		return m, m.chat.frameDue()
+	case modelMsg:
+		m.modelID, m.notice = msg.id, "The next answers come from "+SanitizeLine(msg.label)+"."
+		return m, nil
 	}
 	return m.updateTurn(msg)
 }

@@ -95,6 +95,9 @@ func (m *model) command(name, arg string) tea.Cmd {
 	case "/tools":
 		done()
 		return m.listTools()
+	case "/model":
+		done()
+		return m.pickModel(arg)
 	}
 	return nil
 }

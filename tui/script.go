@@ -64,7 +64,7 @@ type Options struct {
 // client's error (an *client.APIError, a network error). It returns the
 // conversation's id, also when the turn failed.
 func Once(ctx context.Context, opts Options, text string) (string, error) {
-	convID, ti, err := startTurn(ctx, opts.Client, opts.ConversationID, text)
+	convID, ti, err := startTurn(ctx, opts.Client, opts.ConversationID, toolmark.TurnInput{Content: text})
 	if err != nil {
 		return convID, err
 	}

@@ -23,7 +23,7 @@ var (
 // conversation first when convID is empty. A POST that fails on the
 // network is retried with the same Idempotency-Key, so it cannot start two
 // turns.
-func startTurn(ctx context.Context, c *client.Client, convID, text string) (conv string, ti client.TurnInfo, err error) {
+func startTurn(ctx context.Context, c *client.Client, convID string, in toolmark.TurnInput) (conv string, ti client.TurnInfo, err error) {
 	if convID == "" {
 		cv, err := c.CreateConversation(ctx, "") // the server titles it from the first question
 		if err != nil {
@@ -33,7 +33,7 @@ func startTurn(ctx context.Context, c *client.Client, convID, text string) (conv
 	}
 	key := newIdempotencyKey()
 	for attempt := 0; attempt < 3; attempt++ {
-		ti, err = c.PostTurn(ctx, convID, text, key)
+		ti, err = c.PostTurnInput(ctx, convID, in, key)
 		var apiErr *client.APIError
 		if err == nil || errors.As(err, &apiErr) || ctx.Err() != nil {
 			break

@@ -1,8 +1,6 @@
 // app.js — the toolmark page: wires the modules imported below (API client,
 // sidebar, composer, message list, plan, live turn, actions, title bar,
-// search, tools, versions, watch) and routes by the URL's fragment (#id).
-//
-// Every answer, stored or streaming, is HTML rendered and sanitised by the
+// search, tools, versions, watch) and routes by the URL's fragment (#id). Every answer, stored or streaming, is HTML rendered and sanitised by the
 // server (package markdown); status texts, titles and errors are the
 // server's words too. The page builds everything else with DOM calls and
 // textContent.
@@ -60,7 +58,7 @@ class App {
     this.place = new PlaceKeeper(this.els.messages, this.keeper, () => this.currentId);
     this.versions = new VersionChooser({ area: this.els.messages, keeper: this.keeper, reload: () => this.select(this.currentId, { quiet: true }) });
     this.composer = new Composer({
-      form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'),
+      form: $('#composer'), input: $('#input'), send: $('#send'), stop: $('#stop'), picker: $('#model-picker'), model: $('#model'),
       onSend: () => this.send(), onStop: () => this.stopTurn(),
     });
     this.currentId = null; // the conversation shown (null: a new one)
@@ -179,6 +177,7 @@ class App {
     this.plan.clear();
     this.showEmpty(true);
     this.setTitle('New conversation');
+    this.composer.picker.show('');
   }
 
   newConversation() {
@@ -225,6 +224,7 @@ class App {
   showConversation(data) {
     this.stopFollowing();
     this.setTitle(data.conversation.title || 'Untitled conversation');
+    this.composer.picker.show(data.conversation.model);
     const messages = data.messages || [];
     const active = data.activeTurn;
     this.showEmpty(messages.length === 0);
@@ -319,7 +319,7 @@ class App {
       await this.deleteOrphans().catch(() => {});
       // Untitled: the server titles it from its first question.
       if (!this.currentId) created = (await api.createConversation('')).conversation;
-      const data = await api.startTurn(created ? created.id : this.currentId, text, newKey());
+      const data = await api.startTurn(created ? created.id : this.currentId, text, newKey(), this.composer.picker.value);
       if (created) {
         if (seq !== this.loadSeq) return; // the reader went elsewhere meanwhile
         this.currentId = created.id;

@@ -4,10 +4,12 @@
 // becomes Stop (and back) the focus moves with it, never to the page.
 
 import { coarse } from './dom.js';
+import { ModelPicker } from './models.js';
 
 export class Composer {
-  constructor({ form, input, send, stop, onSend, onStop }) {
+  constructor({ form, input, send, stop, picker, model, onSend, onStop }) {
     this.form = form;
+    this.picker = new ModelPicker(picker, model); // the model to answer (models.js)
     this.input = input;
     this.send = send;
     this.stop = stop;

@@ -11,15 +11,19 @@ import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
 import { newFold, showReasoning } from './reasoning.js';
 import { switcher } from './versions.js';
+import { modelLabel } from './models.js';
 
 const count = new Intl.NumberFormat();
 
-/** usageOf is the line of an answer's tokens, when the model reported them. */
+/** usageOf is the line of an answer's model and tokens (each when known). */
 function usageOf(m) {
   const u = m.usage;
-  if (!u || !(u.inputTokens || u.outputTokens)) return null;
-  return make('span', { className: 'message__usage', attrs: { title: 'Tokens the model read and wrote for this answer' } },
-    `${count.format(u.inputTokens || 0)} tokens in · ${count.format(u.outputTokens || 0)} out`);
+  const tokens = u && (u.inputTokens || u.outputTokens)
+    ? make('span', { className: 'message__usage', attrs: { title: 'Tokens the model read and wrote for this answer' } },
+      `${count.format(u.inputTokens || 0)} tokens in · ${count.format(u.outputTokens || 0)} out`) : null;
+  if (!m.model) return tokens;
+  const model = make('span', { className: 'message__model', attrs: { title: 'The model that wrote this answer' } }, modelLabel(m.model));
+  return make('span', { className: 'message__meta' }, model, tokens);
 }
 
 export class MessageList {

@@ -63,6 +63,8 @@ type Options struct {
 	// Model overrides the model (Provider "openai" with BaseURL of a local
 	// fixture server, for example).
 	Model *app.ModelConfig
+	// Models are the models the server offers (app.Config.Models).
+	Models []app.ModelConfig
 	// MCP is the MCP servers whose tools the agent gets (nil: none).
 	MCP *mcptools.Config
 	// Uploads bounds uploads (zero: the defaults).
@@ -135,7 +137,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	a, err := app.Open(ctx, app.Config{
 		DB: db, Auth: opts.Auth, Model: model, MaxTurns: opts.MaxTurns, LeaseTTL: opts.LeaseTTL,
 		Heartbeat: opts.Heartbeat, StreamWriteTimeout: opts.StreamWriteTimeout, ContextChar: opts.ContextChars, Logger: log, FetchAllow: opts.FetchAllow,
-		MCP: opts.MCP, Uploads: opts.Uploads,
+		MCP: opts.MCP, Uploads: opts.Uploads, Models: opts.Models,
 	})
 	if err != nil {
 		cancel()
