@@ -250,3 +250,12 @@ func TestBrowserModels(t *testing.T) {
 	}})
 	runScript(t, "models.mjs", srv.URL)
 }
+
+// TestBrowserAttachments: files attached on the page show as chips before
+// and after sending and after a reload, reach the demo model, and an SVG or
+// HTML file never renders.
+func TestBrowserAttachments(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{})
+	runScript(t, "attach.mjs", srv.URL)
+}

@@ -77,8 +77,9 @@ export const api = {
   deleteConversation: (id) => request('DELETE', '/api/conversations/' + enc(id)),
 
   /** startTurn sends a message; key makes a repeated request the same turn. */
-  startTurn: (conversationId, content, key, model) =>
-    request('POST', '/api/conversations/' + enc(conversationId) + '/turns', model ? { content, model } : { content }, { 'Idempotency-Key': key }),
+  startTurn: (conversationId, content, key, model, attachments) =>
+    request('POST', '/api/conversations/' + enc(conversationId) + '/turns',
+      { content, ...(model ? { model } : {}), ...(attachments && attachments.length ? { attachments } : {}) }, { 'Idempotency-Key': key }),
   models: () => request('GET', '/api/models'),
   turn: (id) => request('GET', '/api/turns/' + enc(id)),
   cancelTurn: (id) => request('POST', '/api/turns/' + enc(id) + '/cancel', {}),

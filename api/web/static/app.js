@@ -319,7 +319,7 @@ class App {
       await this.deleteOrphans().catch(() => {});
       // Untitled: the server titles it from its first question.
       if (!this.currentId) created = (await api.createConversation('')).conversation;
-      const data = await api.startTurn(created ? created.id : this.currentId, text, newKey(), this.composer.picker.value);
+      const data = await api.startTurn(created ? created.id : this.currentId, text, newKey(), this.composer.picker.value, this.composer.attach.ids());
       if (created) {
         if (seq !== this.loadSeq) return; // the reader went elsewhere meanwhile
         this.currentId = created.id;
@@ -335,7 +335,7 @@ class App {
       }
       this.composer.value = '';
       this.showEmpty(false);
-      this.list.appendUser(text, data.turn.userMessageId);
+      this.list.appendUser(text, data.turn.userMessageId, this.composer.attach.take());
       this.plan.clear();
       // The server's word for a turn just sent, until its first frame says more.
       this.follow(data.turn.id, 0, '', this.texts.thinking);

@@ -3,12 +3,15 @@
 // Send button sends. The box grows with its text up to a limit. When Send
 // becomes Stop (and back) the focus moves with it, never to the page.
 
-import { coarse } from './dom.js';
+import { $, coarse, showError } from './dom.js';
+import { Attachments } from './attach.js';
 import { ModelPicker } from './models.js';
 
 export class Composer {
   constructor({ form, input, send, stop, picker, model, onSend, onStop }) {
     this.form = form;
+    // The files attached to the next message (attach.js).
+    this.attach = new Attachments({ form, input, button: $('#attach'), file: $('#attach-file'), box: $('#attachments'), onError: showError });
     this.picker = new ModelPicker(picker, model); // the model to answer (models.js)
     this.input = input;
     this.send = send;

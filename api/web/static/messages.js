@@ -11,6 +11,7 @@ import { newPlan } from './plan.js';
 import { answerMarkdown } from './answer.js';
 import { newFold, showReasoning } from './reasoning.js';
 import { switcher } from './versions.js';
+import { chips } from './attach.js';
 import { modelLabel } from './models.js';
 
 const count = new Intl.NumberFormat();
@@ -115,6 +116,8 @@ export class MessageList {
     if (m.role === 'user') {
       body.classList.add('message__body--plain');
       body.textContent = m.content; // what the user typed, as text
+      const files = chips(m.attachments);
+      if (files) body.after(files);
       const versions = switcher(m);
       if (versions) art.querySelector('.message__head').append(versions);
       return art;
@@ -146,10 +149,12 @@ export class MessageList {
   }
 
   /** appendUser shows a message just sent. */
-  appendUser(text, id) {
+  appendUser(text, id, files) {
     const { art, body } = this.shell('user', new Date().toISOString());
     body.classList.add('message__body--plain');
     body.textContent = text;
+    const list = chips(files);
+    if (list) body.after(list);
     art.dataset.messageId = id;
     this.area.append(art);
     this.empty.hidden = true;
