@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
 )
 
@@ -98,6 +99,8 @@ type model struct {
 
 	tools   client.Tools // what /tools shows
 	modelID string       // the model picked with /model ID ("": the conversation's)
+	// attached are the files uploaded with /attach, for the next message.
+	attached []toolmark.Upload
 }
 
 func newModel(ctx context.Context, cfg Config, info client.Info) *model {
@@ -155,6 +158,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, m.chat.changed())
 	case frameMsg:
 		return m, m.chat.frameDue()
+	case attachedMsg:
+		m.attached = append(m.attached, msg.upload)
+		m.notice = attachedLine(m.attached)
+		return m, nil
 	case modelMsg:
 		m.modelID, m.notice = msg.id, "The next answers come from "+SanitizeLine(msg.label)+"."
 		return m, nil

@@ -98,6 +98,12 @@ func (m *model) command(name, arg string) tea.Cmd {
 	case "/model":
 		done()
 		return m.pickModel(arg)
+	case "/attach":
+		if arg == "" {
+			return refuse("Usage: /attach PATH — the file goes with your next message.")
+		}
+		done()
+		return m.attach(arg)
 	}
 	return nil
 }

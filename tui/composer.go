@@ -118,6 +118,7 @@ var commands = []command{
 	{"/rename", "TITLE", "rename the conversation"},
 	{"/export", "[FILE]", "save the conversation as Markdown (a FILE ending in .json: as JSON)"},
 	{"/tools", "", "list the tools the assistant has and the state of its MCP servers"},
+	{"/attach", "PATH", "upload a file (image, PDF or text) to go with your next message"},
 	{"/model", "[ID]", "list the models (without ID), or answer the next questions with model ID"},
 	{"/quit", "", "quit (also Ctrl-C twice on an empty line)"},
 }

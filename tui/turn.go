@@ -69,10 +69,10 @@ func (m *model) send(text string) tea.Cmd {
 	m.notice = ""
 	m.chat.live = &entry{user: text, acc: client.NewAccumulator(nil), running: true}
 	gen := m.stream.newTurn()
-	c, ctx, convID, modelID := m.c, m.ctx, m.chat.convID, m.modelID
+	c, ctx, convID, modelID, files := m.c, m.ctx, m.chat.convID, m.modelID, m.takeAttached()
 	m.chat.draw(true)
 	return tea.Batch(m.spin.Tick, func() tea.Msg {
-		conv, ti, err := startTurn(ctx, c, convID, toolmark.TurnInput{Content: text, Model: modelID})
+		conv, ti, err := startTurn(ctx, c, convID, toolmark.TurnInput{Content: text, Model: modelID, Attachments: files})
 		return startedMsg{gen: gen, convID: conv, turnID: ti.Turn.ID, text: text, err: err}
 	})
 }
