@@ -18,17 +18,27 @@ import (
 )
 
 // TestTUILongAnswer measures the terminal client on a 40 KB answer streamed
-// in small chunks (10 ms apart): the time from the server's end of the
-// turn to the screen showing the answer's end, and the client's CPU time
-// for the whole answer. It reports the figures (docs/performance.md) and
-// fails only when the screen never shows the end; set
-// TOOLMARK_TUI_PERF=1 to run it (it takes about a minute).
+// in small chunks (10 ms apart), of each shape (one paragraph, one code
+// block, mixed; TOOLMARK_TUI_PERF_SHAPE picks one): the time from the
+// server's end of the turn to the screen showing the answer's end, and the
+// client's CPU time for the whole answer. It reports the figures
+// (docs/performance.md) and fails when the screen never shows the end or
+// the client used more than 2 s of CPU; set TOOLMARK_TUI_PERF=1 to run it
+// (it takes about a minute a shape).
 func TestTUILongAnswer(t *testing.T) {
 	if os.Getenv("TOOLMARK_TUI_PERF") == "" {
 		t.Skip("set TOOLMARK_TUI_PERF=1 to measure the terminal client on a long answer")
 	}
-	shape := cmp.Or(os.Getenv("TOOLMARK_TUI_PERF_SHAPE"), "mixed") // or paragraph, code
+	shapes := strings.Split(cmp.Or(os.Getenv("TOOLMARK_TUI_PERF_SHAPE"), "paragraph,code,mixed"), ",")
 	bin := testserver.Binary(t)
+	for _, shape := range shapes {
+		t.Run(shape, func(t *testing.T) { longAnswerCPU(t, bin, shape) })
+	}
+}
+
+// longAnswerCPU measures the client on one shape of answer.
+func longAnswerCPU(t *testing.T, bin, shape string) {
+	const bound = 2 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{Command: []string{bin, "serve"}, DatabaseURL: pgtest.URL(t),
@@ -37,10 +47,12 @@ func TestTUILongAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	// TOOLMARK_TUI_CPUPROFILE=FILE profiles the client (go tool pprof).
+	// TOOLMARK_TUI_CPUPROFILE=FILE profiles the client (go tool pprof),
+	// one file a shape: FILE.paragraph, FILE.code, FILE.mixed.
 	var opts termOptions
 	profile := os.Getenv("TOOLMARK_TUI_CPUPROFILE")
 	if profile != "" {
+		profile += "." + shape
 		opts.env = []string{"TOOLMARK_CPUPROFILE=" + profile}
 	}
 	tm := startTermWith(t, srv.URL, 120, 50, opts)
@@ -69,6 +81,9 @@ func TestTUILongAnswer(t *testing.T) {
 	lag := time.Since(end)
 	cpu := processCPU(t, pid)
 	t.Logf("40 KB %s answer: the screen showed its end %v after the server's end; the client used %v of CPU", shape, lag.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	if cpu > bound {
+		t.Errorf("the client used %v of CPU on a 40 KB %s answer: more than %v", cpu.Round(time.Millisecond), shape, bound)
+	}
 	if profile != "" {
 		tm.typeLine("/quit")
 		tm.waitText("EXIT=")

@@ -34,10 +34,10 @@ type entry struct {
 }
 
 // frameInterval is the least time between two draws of a streaming turn
-// (15 a second): text still streams smoothly at it, and each draw repaints
+// (10 a second): text still streams smoothly at it, and each draw repaints
 // a screen that scrolls as a whole — the most costly part of following a
 // long answer.
-const frameInterval = 66 * time.Millisecond
+const frameInterval = 100 * time.Millisecond
 
 // frameMsg asks for the draw a streaming turn's change put off.
 type frameMsg struct{}

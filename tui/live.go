@@ -27,7 +27,7 @@ import (
 
 // freezeLines is how many rendered lines a trailing block's unfrozen part
 // grows to before they are frozen: each freeze renders them once more.
-const freezeLines = 16
+const freezeLines = 4
 
 // liveLines is the frozen part of the trailing block.
 type liveLines struct {
@@ -100,7 +100,9 @@ func (r *renderer) freeze(kind, rest string, lines []string) {
 		f.src += rest[:cut]
 		f.lines = append(f.lines, lines[:len(lines)-1]...)
 	case "code":
-		nl := strings.LastIndexByte(rest, '\n')
+		// The last line stays unfrozen, complete or not: the piece after
+		// the frozen lines is never empty, and brings the block's end.
+		nl := strings.LastIndexByte(strings.TrimSuffix(rest, "\n"), '\n')
 		if nl < 0 {
 			return
 		}

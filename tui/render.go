@@ -197,12 +197,11 @@ func nextFence(fence, t string) string {
 }
 
 // plainOpenFence returns block, the trailing block of an answer still
-// being written, with the language of a code fence it leaves open past
-// markdown.LiveHighlightMax bytes of code replaced by "text": glamour then
-// shows the code plain instead of highlighting it anew at every draw,
-// which cost the square of its length (the page's rule,
-// markdown.RenderLiveBlocks). The fence's closing, or the answer's end,
-// brings the colours.
+// being written, with the language of a code fence it leaves open replaced
+// by "text": glamour then shows the code plain, and live.go renders it line
+// by line, instead of highlighting it whole anew at every draw (up to
+// markdown.LiveHighlightMax bytes that cost 1.5 s of a 40 KB answer's
+// 3 s). The fence's closing, or the answer's end, brings the colours.
 func plainOpenFence(block string) string {
 	fence, open, pos := "", 0, 0
 	for line := range strings.Lines(block) {
@@ -214,7 +213,7 @@ func plainOpenFence(block string) string {
 		pos += len(line)
 	}
 	nl := strings.IndexByte(block[open:], '\n')
-	if fence == "" || nl < 0 || len(block)-(open+nl+1) <= markdown.LiveHighlightMax {
+	if fence == "" || nl < 0 {
 		return block
 	}
 	line := block[open : open+nl]

@@ -102,13 +102,14 @@ func TestFinishedBlocks(t *testing.T) {
 }
 
 // TestPlainOpenFence: the trailing block's code fence left open gets the
-// language "text" only past markdown.LiveHighlightMax bytes of code;
-// a closed fence, a short one and text without one are left as they are.
+// language "text", short or long; a closed fence and text without one
+// are left as they are.
 func TestPlainOpenFence(t *testing.T) {
 	long := strings.Repeat("x := 1 // code\n", markdown.LiveHighlightMax/15+1)
 	for _, tt := range []struct{ name, in, want string }{
 		{"no fence", "Some text.\nMore.", "Some text.\nMore."},
-		{"short and open", "```go\nx := 1\n", "```go\nx := 1\n"},
+		{"short and open", "```go\nx := 1\n", "```text\nx := 1\n"},
+		{"open, fence line only", "```go", "```go"},
 		{"long and open", "```go\n" + long, "```text\n" + long},
 		{"long, open, after text", "Here:\n  ````go title\n" + long, "Here:\n  ````text\n" + long},
 		{"long and open, tildes", "~~~python\n" + long, "~~~text\n" + long},
