@@ -69,7 +69,9 @@ func TestTUIFollowsTurnsStartedElsewhere(t *testing.T) {
 		tm.waitFor("back in the conversation", func(s string) bool { return !strings.Contains(s, "Conversations") })
 		if round < 3 && strings.Contains(tm.screen(), "› "+q) {
 			c.CancelTurn(ctx, ti.Turn.ID)
-			waitAnswers(t, tm, c, cv.ID, func(p client.ConversationPage) bool { return p.Messages[len(p.Messages)-1].Status != toolmark.MessageStreaming })
+			waitAnswers(t, tm, c, cv.ID, func(p client.ConversationPage) bool {
+				return p.Messages[len(p.Messages)-1].Status != toolmark.MessageStreaming
+			})
 			tm.waitFor("the stopped answer", func(s string) bool { return !spinnerRE.MatchString(s) })
 			continue
 		}
