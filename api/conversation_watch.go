@@ -64,6 +64,17 @@ func (ws *watchers) publish(id, turnID string) {
 	}
 }
 
+// conversations returns the ids of the conversations watched here.
+func (ws *watchers) conversations() []string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ids := make([]string, 0, len(ws.by))
+	for id := range ws.by {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // turnStarted is the data of a watch stream's "turn" event.
 type turnStarted struct {
 	ConversationID string `json:"conversationId"`

@@ -57,3 +57,32 @@ func TestReplicasThroughPooler(t *testing.T) {
 		t.Fatalf("cancelled from the other replica: ended with %s", last.Type)
 	}
 }
+
+// TestConversationWatchThroughPooler: without a session, a replica hears
+// no ChannelTurns; it polls the active turns of the conversations watched
+// on it at its looks, so a turn started on the other replica still reaches
+// its watchers, once.
+func TestConversationWatchThroughPooler(t *testing.T) {
+	u := pgtest.Pooled(t, pgtest.URL(t))
+	a := testserver.Start(t, testserver.Options{DemoDelay: 200 * time.Millisecond, DB: pgtest.Open(t, u)})
+	b := testserver.Start(t, testserver.Options{DemoDelay: 200 * time.Millisecond, DB: pgtest.Open(t, u)})
+	ca, cb := newClient(t, a.URL, ""), newClient(t, b.URL, "")
+	conv := ca.newConversation()
+	onB := openWatch(t, cb, conv)
+	turn := ca.postTurn(conv, "Research how cancellation works; what happens after a crash?")
+	select {
+	case got := <-onB.turns:
+		if got != turn.ID {
+			t.Fatalf("watcher on b: turn %s, want %s", got, turn.ID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a turn started on replica a never reached the watcher on replica b")
+	}
+	ca.mustJSON("POST", "/api/turns/"+turn.ID+"/cancel", "", http.StatusAccepted, nil)
+	ca.allEvents(turn.ID, -1)
+	select {
+	case got := <-onB.turns:
+		t.Errorf("watcher on b: turn %s told twice", got)
+	case <-time.After(time.Second):
+	}
+}

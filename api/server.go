@@ -171,6 +171,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "api"), taken: make(map[*takenStream]struct{})}
 	s.closingCtx, s.stopClosing = context.WithCancel(context.Background())
 	s.router = s.routes()
+	if cfg.Runner != nil { // the turns started on other replicas reach the watchers here too
+		cfg.Runner.OnTurnStarted(s.watch.publish, s.watch.conversations)
+	}
 	return s
 }
 

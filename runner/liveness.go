@@ -80,8 +80,13 @@ func (r *Runner) check(ctx context.Context) (busy bool) {
 		}
 	}
 	busy = c.Active > 0 || c.Orphans
-	if !r.cfg.Store.Sessions() && r.poll(ctx) {
-		busy = true // until the followers here have the ends of their turns
+	if !r.cfg.Store.Sessions() {
+		if r.poll(ctx) {
+			busy = true // until the followers here have the ends of their turns
+		}
+		if c.Active > 0 || r.seenTurns != nil {
+			r.pollWatched(ctx)
+		}
 	}
 	return busy
 }

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmark/toolmark"
@@ -86,6 +87,9 @@ type Runner struct {
 	slot    chan struct{}
 	c       *committer
 	creates *creator
+
+	onTurn    atomic.Pointer[turnWatch] // OnTurnStarted
+	seenTurns map[string]string         // pollWatched's last look: active turn by conversation (loop only)
 
 	mu       sync.Mutex
 	jobs     map[string]*job // turns of this replica, queued or running
@@ -155,7 +159,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	var notes <-chan store.Notification
 	if r.cfg.Store.Sessions() {
 		var err error
-		notes, err = r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel, store.ChannelReplicas)
+		notes, err = r.cfg.Store.ListenAs(loopCtx, r.cfg.Owner, store.ChannelEvents, store.ChannelCancel, store.ChannelReplicas, store.ChannelTurns)
 		if err != nil {
 			cancel()
 			return fmt.Errorf("listening for notifications: %w", err)
@@ -273,6 +277,9 @@ func (r *Runner) Create(ctx context.Context, nt store.NewTurn) (toolmark.Turn, e
 	}
 	r.enqueue(t, nt.OwnerID, nt.Input.Content, 1, nil, fanout.NewFrame(toolmark.Event{Seq: 1, TurnID: t.ID, MessageID: t.AssistantMessageID,
 		Type: toolmark.EventTurnQueued, Time: now, Data: data}, toolmark.TurnQueuedData{Position: position}))
+	if err := r.cfg.Store.AnnounceTurn(ctx, r.cfg.Owner, t.ConversationID, t.ID); err != nil {
+		r.log.Warn("announcing a turn to the other replicas", "turn", t.ID, "err", err) // their watchers see it when they next open
+	}
 	return t, nil
 }
 

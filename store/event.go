@@ -22,6 +22,12 @@ const ChannelCancel = "toolmark_cancel"
 // starts says so (Join), with its owner name as payload.
 const ChannelReplicas = "toolmark_replicas"
 
+// ChannelTurns is the notification channel on which a replica says that a
+// turn started in a conversation (AnnounceTurn), so that the conversation's
+// watchers on the other replicas hear of it. The payload is
+// "turnID conversationID owner".
+const ChannelTurns = "toolmark_turns"
+
 // ErrCursorPruned is returned by EventsAfter when events after the cursor
 // were pruned from the log; the caller sends a snapshot instead. It is an
 // ECONFLICT *toolmark.Error; test for it with errors.Is.

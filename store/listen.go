@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -140,6 +141,36 @@ func (db *DB) Join(ctx context.Context, owner string) error {
 		return fmt.Errorf("announcing this replica: %w", err)
 	}
 	return nil
+}
+
+// AnnounceTurn tells the other replicas that owner started turn turnID in
+// conversation conversationID, on ChannelTurns. Like Commit's
+// notifications it is sent only while SetAnnounce has them on: a replica
+// alone on its database tells its own watchers from memory.
+func (db *DB) AnnounceTurn(ctx context.Context, owner, conversationID, turnID string) error {
+	if db.quiet.Load() {
+		return nil
+	}
+	if _, err := db.pool.Exec(ctx, `select pg_notify('`+ChannelTurns+`', $1)`, TurnPayload(turnID, conversationID, owner)); err != nil {
+		return fmt.Errorf("announcing a turn: %w", err)
+	}
+	return nil
+}
+
+// TurnPayload is the payload of a ChannelTurns notification; ParseTurnPayload
+// reads it back.
+func TurnPayload(turnID, conversationID, owner string) string {
+	return turnID + " " + conversationID + " " + owner
+}
+
+// ParseTurnPayload reads a ChannelTurns payload made by TurnPayload. The
+// owner, last, may hold spaces; the ids hold none.
+func ParseTurnPayload(p string) (turnID, conversationID, owner string, ok bool) {
+	f := strings.SplitN(p, " ", 3)
+	if len(f) != 3 || f[0] == "" || f[1] == "" {
+		return "", "", "", false
+	}
+	return f[0], f[1], f[2], true
 }
 
 // SetAnnounce says whether Commit notifies ChannelEvents (on at first). A

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Replicas without a session (see Sessions) show they are alive with a
@@ -116,4 +118,29 @@ func (db *DB) Poll(ctx context.Context, ids []string) (map[string]TurnProgress, 
 		return nil, fmt.Errorf("polling turns: %w", err)
 	}
 	return out, nil
+}
+
+// ActiveTurns returns the turn being answered (queued or running) in each
+// of the conversations that has one, by conversation id: what a replica
+// without a session polls for its conversations' watchers instead of
+// hearing ChannelTurns.
+func (db *DB) ActiveTurns(ctx context.Context, conversationIDs []string) (map[string]string, error) {
+	rows, err := db.commits.Query(ctx, `
+		select conversation_id, id from turns
+		where conversation_id = any($1) and status in ('queued', 'running')`, conversationIDs)
+	if err != nil {
+		return nil, fmt.Errorf("polling active turns: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (kv [2]string, err error) {
+		err = row.Scan(&kv[0], &kv[1])
+		return kv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("polling active turns: %w", err)
+	}
+	m := make(map[string]string, len(out))
+	for _, kv := range out {
+		m[kv[0]] = kv[1]
+	}
+	return m, nil
 }

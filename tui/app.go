@@ -101,6 +101,7 @@ type model struct {
 	modelID string       // the model picked with /model ID ("": the conversation's)
 	// attached are the files uploaded with /attach, for the next message.
 	attached []toolmark.Upload
+	watch    convWatch // the open conversation's watch (watch.go)
 }
 
 func newModel(ctx context.Context, cfg Config, info client.Info) *model {
@@ -126,7 +127,17 @@ func (m *model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	if w := m.rewatch(); w != nil { // the open conversation changed
+		cmd = tea.Batch(cmd, w)
+	}
+	return m, cmd
+}
+
+func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case watchMsg:
+		return m, m.watched(msg)
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.input.setWidth(m.width)

@@ -17,6 +17,7 @@ type (
 		convID string
 		conv   client.ConversationPage
 		err    error
+		notice string // shown once the conversation is
 	}
 	olderMsg struct {
 		convID string
@@ -226,7 +227,7 @@ func (m *model) showHistory(msg historyMsg) tea.Cmd {
 	m.stream.newTurn()
 	ch.convID, ch.title, ch.history, ch.live = msg.convID, msg.conv.Conversation.Title, entriesOf(msg.conv.Messages), nil
 	ch.more, ch.before = msg.conv.More, msg.conv.Before
-	m.mode, m.notice = modeChat, ""
+	m.mode, m.notice = modeChat, msg.notice
 	if n := len(ch.history); n > 0 {
 		if last := ch.history[n-1]; last.acc != nil && !last.acc.Status().Final() && last.turnID != "" {
 			// An answer is still being written: follow it.
@@ -258,7 +259,7 @@ func (m *model) started(msg startedMsg) tea.Cmd {
 			m.chat.live = nil
 			m.notice = errText(msg.err) + " — your message is back in the composer."
 			m.chat.resize(m.width, m.bodyHeight())
-			return nil
+			return m.followRefused(msg)
 		}
 		m.endLive()
 		return nil

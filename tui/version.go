@@ -34,7 +34,11 @@ func indexOf(ids []string, id string) int {
 // version switches the last question asked again to its version arg.
 func (m *model) version(arg string, done func(), cannot func(string) tea.Cmd) tea.Cmd {
 	var q *entry
-	for _, e := range m.chat.history {
+	shown := m.chat.history
+	if m.chat.live != nil { // an answer followed to its end, asked again elsewhere
+		shown = append(shown[:len(shown):len(shown)], m.chat.live)
+	}
+	for _, e := range shown {
 		if len(e.versions) > 1 {
 			q = e
 		}
