@@ -227,6 +227,16 @@ func parametersOf(t Tool) map[string]any {
 	}
 }
 
+// questionParts is the question with its attached files, text files cut
+// to the request's budget.
+func (l *loop) questionParts() []llms.ContentPart {
+	budget := l.req.AttachmentTextBudget
+	if budget <= 0 {
+		budget = DefaultAttachmentTextBudget
+	}
+	return UserParts(l.req.Input, l.req.Attachments, budget)
+}
+
 // run executes the rounds and returns the last answer text.
 func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 	var msgs []llms.MessageContent
@@ -241,18 +251,17 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 				done = append(done, c)
 			}
 		}
+		start := len(msgs)
 		msgs = append(msgs, BuildHistory("", []toolmark.HistoryTurn{{UserText: l.req.Input, ToolCalls: done, Reasoning: r.Reasoning}})...)
+		// The question goes with its files, as when the answer began.
+		msgs[start].Parts = l.questionParts()
 		// The answer so far as it stands, trailing space included: the
 		// model goes on right after its last character.
 		if text := strings.TrimLeft(visibleText(r.Content), " \n"); strings.TrimSpace(text) != "" {
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, text))
 		}
 	} else {
-		budget := l.req.AttachmentTextBudget
-		if budget <= 0 {
-			budget = DefaultAttachmentTextBudget
-		}
-		msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: UserParts(l.req.Input, l.req.Attachments, budget)})
+		msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: l.questionParts()})
 	}
 	defer func() {
 		if err != nil {

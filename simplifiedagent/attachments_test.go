@@ -69,6 +69,27 @@ func TestAttachmentsReachProviders(t *testing.T) {
 	}
 }
 
+// TestResumedAnswerKeepsAttachments: an answer handed over to another
+// replica (Request.Resume) sends its question with the same files.
+func TestResumedAnswerKeepsAttachments(t *testing.T) {
+	srv := fp.Start(t, fp.Anthropic, fp.Reply{Text: []string{"Seen."}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: srv.Model(t), Input: "What is in these?",
+		Attachments: attachments(true), Retry: retryFast, Logger: discardLogger(),
+		Resume: &toolmark.Resume{Content: "It shows "}}, newRecorder().emit)
+	if err != nil || len(srv.Problems()) > 0 {
+		t.Fatalf("got %v, problems %v", err, srv.Problems())
+	}
+	reqs := srv.Requests()
+	sent, _ := json.Marshal(reqs[len(reqs)-1]["messages"])
+	for _, w := range []string{`"type":"image"`, `"type":"document"`, `[Attached file \"notes.md\"`, `It shows`} {
+		if !strings.Contains(string(sent), w) {
+			t.Errorf("the resumed request lacks %s:\n%s", w, sent)
+		}
+	}
+}
+
 // TestProvidersRefuseMislabeledImages: the fakes check an image's bytes
 // against its type, as the APIs do (so the test above can fail).
 func TestProvidersRefuseMislabeledImages(t *testing.T) {
