@@ -28,6 +28,14 @@ await run('attach', async (browser) => {
   await page.setInputFiles('#attach-file', files);
   await page.waitForFunction(() => document.querySelectorAll('#attachments .attachment').length === 4, null, { timeout: 15000 });
   await check(page, '#attachments', 'before sending');
+  // The chips take a row of their own: the message box keeps its width and height.
+  const box = await page.$eval('#input', (el) => { const r = el.getBoundingClientRect(); return { w: r.width, h: r.height }; });
+  assert(box.w >= 400 && box.h <= 120, 'the message box beside waiting chips: ' + JSON.stringify(box));
+  await shot(page, 'attach-pending');
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.waitForTimeout(500); // the conversation list slides away as a drawer
+  await shot(page, 'attach-pending-phone');
+  await page.setViewportSize({ width: 1200, height: 820 });
   await ask(page, 'What did I attach?');
   await page.waitForSelector('.message--user .attachments');
   await check(page, '.message--user', 'after sending');
