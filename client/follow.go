@@ -178,38 +178,20 @@ func (f *follower) backoff(n int) time.Duration {
 // once makes one connection and delivers its events. It returns nil when
 // the turn is over, and reports whether it delivered at least one event.
 func (f *follower) once(ctx context.Context) (progressed bool, err error) {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	path := "/api/turns/" + url.PathEscape(f.turnID) + "/events"
-	req, err := f.c.newRequest(actx, http.MethodGet, path, nil)
+	var lastID string
+	if f.last > 0 {
+		lastID = strconv.FormatInt(f.last, 10)
+	}
+	conn, err := f.c.openStream(ctx, "/api/turns/"+url.PathEscape(f.turnID)+"/events", "events", lastID)
+	defer conn.close()
 	if err != nil {
 		return false, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Cache-Control", "no-cache")
-	if f.last > 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(f.last, 10))
-	}
-	var idle idleTimer
-	idle.start(f.c.idleTimeout, cancel)
-	defer idle.stop()
-	resp, err := f.c.hc.Do(req)
-	if err != nil {
-		return false, f.connErr(ctx, &idle, fmt.Errorf("GET %s: %w", path, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, decodeError(resp)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return false, &APIError{Status: resp.StatusCode, Code: toolmark.EINTERNAL, Message: "events answer has content type " + ct}
 	}
 	if f.cfg.onConn != nil {
 		f.cfg.onConn(ConnState{Connected: true})
 	}
-	rd := NewReader(&idleReader{r: resp.Body, t: &idle})
 	for {
-		fr, err := rd.Next()
+		fr, err := conn.rd.Next()
 		if err != nil {
 			if f.finalSnapshot && (err == io.EOF || err == io.ErrUnexpectedEOF) {
 				f.ended = true
@@ -218,7 +200,7 @@ func (f *follower) once(ctx context.Context) (progressed bool, err error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF // the stream ended before the terminal event
 			}
-			return progressed, f.connErr(ctx, &idle, fmt.Errorf("reading events: %w", err))
+			return progressed, conn.named(fmt.Errorf("reading events: %w", err))
 		}
 		if fr.Retry > 0 {
 			f.retry = time.Duration(fr.Retry) * time.Millisecond
@@ -268,11 +250,65 @@ func (f *follower) once(ctx context.Context) (progressed bool, err error) {
 	}
 }
 
-// connErr names an idle timeout as such: the request's context was
+// streamConn is one connection to an event stream (a turn's events or a
+// conversation's watch), cancelled when it sends nothing for the client's
+// idle timeout.
+type streamConn struct {
+	ctx    context.Context // the caller's
+	cancel context.CancelFunc
+	idle   idleTimer
+	d      time.Duration
+	body   io.Closer
+	rd     *Reader
+}
+
+// openStream opens the event stream at path (what names it in errors),
+// from Last-Event-ID lastID when set. The connection is always returned,
+// to be closed, also with an error: a refused connection, an error
+// answer (decodeError's) or an answer that is not an event stream.
+func (c *Client) openStream(ctx context.Context, path, what, lastID string) (*streamConn, error) {
+	conn := &streamConn{ctx: ctx, d: c.idleTimeout}
+	actx, cancel := context.WithCancel(ctx)
+	conn.cancel = cancel
+	req, err := c.newRequest(actx, http.MethodGet, path, nil)
+	if err != nil {
+		return conn, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	conn.idle.start(c.idleTimeout, cancel)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return conn, conn.named(fmt.Errorf("GET %s: %w", path, err))
+	}
+	conn.body = resp.Body
+	if resp.StatusCode != http.StatusOK {
+		return conn, decodeError(resp)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		return conn, &APIError{Status: resp.StatusCode, Code: toolmark.EINTERNAL, Message: what + " answer has content type " + ct}
+	}
+	conn.rd = NewReader(&idleReader{r: resp.Body, t: &conn.idle})
+	return conn, nil
+}
+
+// close ends the connection.
+func (s *streamConn) close() {
+	s.idle.stop()
+	if s.body != nil {
+		s.body.Close()
+	}
+	s.cancel()
+}
+
+// named names an idle timeout as such: the request's context was
 // cancelled by the idle timer, not by the caller.
-func (f *follower) connErr(ctx context.Context, idle *idleTimer, err error) error {
-	if ctx.Err() == nil && idle.fired() {
-		return fmt.Errorf("no data for %v: %w", f.c.idleTimeout, err)
+func (s *streamConn) named(err error) error {
+	if s.ctx.Err() == nil && s.idle.fired() {
+		return fmt.Errorf("no data for %v: %w", s.d, err)
 	}
 	return err
 }

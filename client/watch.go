@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
-
-	"github.com/toolmark/toolmark"
 )
 
 // WatchConversation follows conversation id's watch stream
@@ -43,33 +39,15 @@ func (c *Client) WatchConversation(ctx context.Context, id string, fn func(turnI
 // watchOnce makes one connection to the watch stream and delivers its
 // turns until it ends.
 func (c *Client) watchOnce(ctx context.Context, id string, fn func(turnID string)) error {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	path := "/api/conversations/" + url.PathEscape(id) + "/events"
-	req, err := c.newRequest(actx, http.MethodGet, path, nil)
+	conn, err := c.openStream(ctx, "/api/conversations/"+url.PathEscape(id)+"/events", "watch", "")
+	defer conn.close()
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	var idle idleTimer
-	idle.start(c.idleTimeout, cancel)
-	defer idle.stop()
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return decodeError(resp)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return &APIError{Status: resp.StatusCode, Code: toolmark.EINTERNAL, Message: "watch answer has content type " + ct}
-	}
-	rd := NewReader(&idleReader{r: resp.Body, t: &idle})
 	for {
-		fr, err := rd.Next()
+		fr, err := conn.rd.Next()
 		if err != nil {
-			return fmt.Errorf("reading the watch stream: %w", err)
+			return conn.named(fmt.Errorf("reading the watch stream: %w", err))
 		}
 		var t struct {
 			ConversationID string `json:"conversationId"`
