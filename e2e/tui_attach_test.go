@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -26,15 +24,7 @@ func TestTUIAttach(t *testing.T) {
 	tm.waitText("Attached to your next message: groceries.md (text/markdown, 17 bytes).")
 	tm.typeLine("What did I attach?")
 	tm.waitText("You attached")
-	c := client.New(srv.URL)
-	convs, err := c.ListConversations(context.Background())
-	if err != nil || len(convs) != 1 {
-		t.Fatalf("conversations %v, %v", convs, err)
-	}
-	cv, err := c.GetConversation(context.Background(), convs[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cv := onlyConversation(t, srv.URL)
 	if len(cv.Messages) == 0 || len(cv.Messages[0].Attachments) != 1 || cv.Messages[0].Attachments[0].Name != "groceries.md" {
 		t.Errorf("the question's attachments: %+v", cv.Messages)
 	}

@@ -43,15 +43,7 @@ func TestTUIComposer(t *testing.T) {
 	}
 	tm.keys("Enter")
 	tm.waitText("Sources:")
-	c := client.New(srv.URL)
-	convs, err := c.ListConversations(context.Background())
-	if err != nil || len(convs) != 1 {
-		t.Fatalf("conversations %v, %v", convs, err)
-	}
-	cv, err := c.GetConversation(context.Background(), convs[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cv := onlyConversation(t, srv.URL)
 	if got := cv.Messages[0].Content; got != "What is a lease?\nAnd a snapshot?" {
 		t.Errorf("sent %q, want the paste and the second line", got)
 	}
@@ -74,7 +66,7 @@ func TestTUIComposer(t *testing.T) {
 	}
 	tm.keys("Escape")
 	tm.waitFor("the chat again", func(s string) bool { return !strings.Contains(s, "Commands") && strings.Contains(s, "Sources:") })
-	if n, _ := c.ListConversations(context.Background()); len(n) != 1 {
+	if n, _ := client.New(srv.URL).ListConversations(context.Background()); len(n) != 1 {
 		t.Errorf("a command reached the model: %d conversations", len(n))
 	}
 }

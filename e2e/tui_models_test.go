@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/internal/app"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
@@ -29,15 +27,8 @@ func TestTUIModel(t *testing.T) {
 	tm.waitText("The next answers come from Deep demo.")
 	tm.typeLine("What is a lease?")
 	tm.waitText("Sources:")
-	c := client.New(srv.URL)
-	convs, err := c.ListConversations(context.Background())
-	if err != nil || len(convs) != 1 {
-		t.Fatalf("conversations %v, %v", convs, err)
-	}
-	cv, err := c.GetConversation(context.Background(), convs[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm.waitText("deep · ") // the answer names its model
+	cv := onlyConversation(t, srv.URL)
 	var models []string
 	for _, m := range cv.Messages {
 		if m.Role == toolmark.RoleAssistant {

@@ -455,3 +455,19 @@ func TestChatQuietHostileContent(t *testing.T) {
 		t.Fatalf("the answer does not carry the hostile text, so the test proves nothing")
 	}
 }
+
+// onlyConversation returns the server's one conversation, its messages
+// included, and fails the test when there is not exactly one.
+func onlyConversation(t *testing.T, url string) client.ConversationPage {
+	t.Helper()
+	c := client.New(url)
+	convs, err := c.ListConversations(context.Background())
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("conversations %v, %v", convs, err)
+	}
+	cv, err := c.GetConversation(context.Background(), convs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cv
+}

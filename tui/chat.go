@@ -22,6 +22,7 @@ type entry struct {
 	versions []string
 	replaced bool            // a turn asked in place of another: read again when it ends, with its versions
 	usage    *toolmark.Usage // the answer's tokens, as stored (a live answer's come with its end)
+	model    string          // the id of the model that wrote the answer
 	// the live turn's state
 	turnID       string
 	running      bool
@@ -264,7 +265,7 @@ func entriesOf(msgs []client.Message) []*entry {
 			cur = &entry{}
 			out = append(out, cur)
 		}
-		cur.acc, cur.turnID, cur.usage = acc, msg.TurnID, msg.Usage
+		cur.acc, cur.turnID, cur.usage, cur.model = acc, msg.TurnID, msg.Usage, msg.Model
 	}
 	return out
 }

@@ -135,12 +135,19 @@ func TestCodeTabs(t *testing.T) {
 	}
 }
 
-// TestUsageLine: an answer's tokens, stored or from its end, as the page
-// writes them.
+// TestUsageLine: an answer's model and tokens, stored or from its end, as
+// the page writes them (the model's id made safe for the terminal).
 func TestUsageLine(t *testing.T) {
 	e := &entry{acc: client.NewAccumulator(nil), usage: &toolmark.Usage{InputTokens: 1649, OutputTokens: 216}}
 	if got := usageLine(e); got != "  1,649 tokens in · 216 out" {
 		t.Errorf("got %q", got)
+	}
+	e.model = "gpt\x1b[31m"
+	if got := usageLine(e); got != "  gpt · 1,649 tokens in · 216 out" {
+		t.Errorf("with its model: got %q", got)
+	}
+	if got := usageLine(&entry{acc: client.NewAccumulator(nil), model: "claude"}); got != "  claude" {
+		t.Errorf("a model without usage: got %q", got)
 	}
 	if got := usageLine(&entry{acc: client.NewAccumulator(nil)}); got != "" {
 		t.Errorf("no usage: got %q", got)

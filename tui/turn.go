@@ -33,6 +33,7 @@ type (
 		gen      int
 		convID   string
 		turnID   string
+		model    string // the id of the model that answers it
 		text     string // what was sent: back to the composer if it failed
 		replaced bool   // the turn replaces the last one shown
 		err      error
@@ -74,7 +75,7 @@ func (m *model) send(text string) tea.Cmd {
 	m.chat.draw(true)
 	return tea.Batch(m.spin.Tick, func() tea.Msg {
 		conv, ti, err := startTurn(ctx, c, convID, toolmark.TurnInput{Content: text, Model: modelID, Attachments: files})
-		return startedMsg{gen: gen, convID: conv, turnID: ti.Turn.ID, text: text, err: err}
+		return startedMsg{gen: gen, convID: conv, turnID: ti.Turn.ID, model: ti.Turn.Model, text: text, err: err}
 	})
 }
 
@@ -92,7 +93,7 @@ func (m *model) replaceLast(question string, start func(key string) (client.Turn
 	key := newIdempotencyKey()
 	return tea.Batch(m.spin.Tick, func() tea.Msg {
 		ti, err := start(key)
-		return startedMsg{gen: gen, convID: convID, turnID: ti.Turn.ID, replaced: true, err: err}
+		return startedMsg{gen: gen, convID: convID, turnID: ti.Turn.ID, model: ti.Turn.Model, replaced: true, err: err}
 	})
 }
 
@@ -264,7 +265,7 @@ func (m *model) started(msg startedMsg) tea.Cmd {
 		m.endLive()
 		return nil
 	}
-	live.turnID = msg.turnID
+	live.turnID, live.model = msg.turnID, msg.model
 	if m.chat.title == "" {
 		m.chat.title = msg.text
 	}
