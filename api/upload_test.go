@@ -169,7 +169,7 @@ func TestTurnWithAttachments(t *testing.T) {
 		Content string `json:"content"`
 	}
 	alice.mustJSON("GET", "/api/turns/"+out.Turn.ID, "", 200, &got)
-	for _, want := range []string{`cat\.png (image\/png, 29 bytes)`, `notes\.md (text\/markdown, 15 bytes), which begins: \# Shopping`} {
+	for _, want := range []string{`cat\.png (image/png, 29 bytes)`, `notes\.md (text/markdown, 15 bytes), which begins: \# Shopping`} {
 		if !strings.Contains(got.Content, want) {
 			t.Errorf("the answer lacks %q:\n%s", want, got.Content)
 		}
