@@ -105,15 +105,9 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 		s.writeError(w, r, toolmark.Errorf(toolmark.ECONFLICT, "this message was already replaced"))
 		return
 	}
-	if in.Attachments == nil { // keep the question's files unless an edit names others ([] for none)
-		atts, err := s.cfg.Store.MessageAttachments(r.Context(), []string{q.ID})
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		for _, a := range atts[q.ID] {
-			in.Attachments = append(in.Attachments, a.ID)
-		}
+	if err := s.keepQuestionFiles(r, q, &in); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	t, err := s.startTurn(r, ownerID, q.ConversationID, in, q.ID)
 	if err != nil {
@@ -121,6 +115,19 @@ func (s *Server) replaceTail(w http.ResponseWriter, r *http.Request, ownerID str
 		return
 	}
 	writeTurnAccepted(w, t)
+}
+
+// keepQuestionFiles gives in, a question asked again in place of q, q's
+// files, unless it names others ([] for none: an edit without them).
+func (s *Server) keepQuestionFiles(r *http.Request, q toolmark.Message, in *toolmark.TurnInput) error {
+	if in.Attachments != nil {
+		return nil
+	}
+	atts, err := s.cfg.Store.MessageAttachments(r.Context(), []string{q.ID})
+	for _, a := range atts[q.ID] {
+		in.Attachments = append(in.Attachments, a.ID)
+	}
+	return err
 }
 
 // handleSelectVersion makes a question's version the conversation's

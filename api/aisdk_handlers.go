@@ -32,8 +32,9 @@ func (s *Server) handleAISDKChat(w http.ResponseWriter, r *http.Request) {
 		Messages  []aiSDKMessage `json:"messages"`
 		Trigger   string         `json:"trigger"`
 		MessageID string         `json:"messageId"`
+		Model     string         `json:"model"` // a body field of the client's: the model to answer
 	}
-	if err := decodeProtocolJSON(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+	if err := decodeProtocolJSON(w, r, s.protocolBodyBytes(), &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -45,9 +46,9 @@ func (s *Server) handleAISDKChat(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch req.Trigger {
 	case "", "submit-message":
-		t, err = s.aiSDKSubmit(r, u.ID, req.ID, req.Messages)
+		t, err = s.aiSDKSubmit(r, u.ID, protocolQuestion{chatID: req.ID, model: req.Model}, req.Messages)
 	case "regenerate-message":
-		t, err = s.aiSDKRegenerate(r, u.ID, req.ID)
+		t, err = s.aiSDKRegenerate(r, u.ID, req.ID, req.Model)
 	default:
 		err = toolmark.Errorf(toolmark.EINVALID, "trigger must be submit-message or regenerate-message")
 	}
@@ -58,46 +59,69 @@ func (s *Server) handleAISDKChat(w http.ResponseWriter, r *http.Request) {
 	s.aiSDKStream(w, r, t)
 }
 
-// aiSDKSubmit starts a turn with the text of the last user message, in the
-// chat's conversation, created on first use.
-func (s *Server) aiSDKSubmit(r *http.Request, ownerID, chatID string, msgs []aiSDKMessage) (toolmark.Turn, error) {
-	var content string
+// aiSDKSubmit starts a turn with the text and the files of the last user
+// message, in the chat's conversation, created on first use.
+func (s *Server) aiSDKSubmit(r *http.Request, ownerID string, q protocolQuestion, msgs []aiSDKMessage) (toolmark.Turn, error) {
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" {
-		content = aiSDKText(msgs[n-1].Parts)
+		var err error
+		if q.content, q.files, err = aiSDKQuestion(r, msgs[n-1].Parts); err != nil {
+			return toolmark.Turn{}, err
+		}
 	}
-	if strings.TrimSpace(content) == "" {
+	if strings.TrimSpace(q.content) == "" {
 		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "the last message must be the user's, with text")
 	}
-	if _, err := s.cfg.Store.EnsureConversation(r.Context(), ownerID, chatID, titleFrom(content)); err != nil {
+	if err := s.checkQuestion(r, ownerID, &q); err != nil {
 		return toolmark.Turn{}, err
 	}
-	return s.startTurn(r, ownerID, chatID, toolmark.TurnInput{Content: content}, "")
+	return s.startQuestion(r, ownerID, q)
 }
 
-// aiSDKRegenerate answers the chat's last user message again.
-func (s *Server) aiSDKRegenerate(r *http.Request, ownerID, chatID string) (toolmark.Turn, error) {
+// aiSDKRegenerate answers the chat's last user message again, with its
+// files, by model ("": the conversation's).
+func (s *Server) aiSDKRegenerate(r *http.Request, ownerID, chatID, model string) (toolmark.Turn, error) {
 	msgs, err := s.cfg.Store.ListMessages(r.Context(), ownerID, chatID)
 	if err != nil {
 		return toolmark.Turn{}, err
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := msgs[i]; m.Role == toolmark.RoleUser && m.ReplacedBy == "" {
-			return s.startTurn(r, ownerID, chatID, toolmark.TurnInput{Content: m.Content}, m.ID)
+			in := toolmark.TurnInput{Content: m.Content, Model: model}
+			if err := s.keepQuestionFiles(r, m, &in); err != nil {
+				return toolmark.Turn{}, err
+			}
+			return s.startTurn(r, ownerID, chatID, in, m.ID)
 		}
 	}
 	return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "the chat has no question to answer again")
 }
 
-// aiSDKText joins the text parts of a UIMessage.
-func aiSDKText(parts []json.RawMessage) string {
+// aiSDKQuestion is a UIMessage's text parts joined and its file parts
+// ({type: "file", mediaType, filename, url}: a data: URL or an upload's).
+func aiSDKQuestion(r *http.Request, parts []json.RawMessage) (string, []protocolFile, error) {
 	var b strings.Builder
+	var files []protocolFile
 	for _, raw := range parts {
-		var p struct{ Type, Text string }
-		if json.Unmarshal(raw, &p) == nil && p.Type == "text" {
+		var p struct{ Type, Text, MediaType, Filename, URL string }
+		if json.Unmarshal(raw, &p) != nil {
+			continue
+		}
+		switch p.Type {
+		case "text":
 			b.WriteString(p.Text)
+		case "file":
+			name := p.Filename
+			if name == "" {
+				name = unnamedFile("file", len(files), p.MediaType)
+			}
+			f, err := fileFromURL(r, name, p.URL)
+			if err != nil {
+				return "", nil, err
+			}
+			files = append(files, f)
 		}
 	}
-	return b.String()
+	return b.String(), files, nil
 }
 
 // aiSDKStream writes turn t from its start as a UI message stream.
@@ -161,7 +185,8 @@ func (s *Server) handleAISDKStop(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// handleAISDKHistory returns the chat as UIMessage[]: text parts, and each
+// handleAISDKHistory returns the chat as UIMessage[]: text parts, each
+// question's files as file parts (their /api/uploads URLs), and each
 // answer's tool calls in their final state (a call a turn left unfinished
 // as an error). The answer of a turn still active is left out: the resumed
 // stream (useChat's resume) brings it from its start, and would otherwise
@@ -173,12 +198,26 @@ func (s *Server) handleAISDKHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	var questions []string
+	for _, m := range p.Messages {
+		if m.Role == toolmark.RoleUser {
+			questions = append(questions, m.ID)
+		}
+	}
+	files, err := s.cfg.Store.MessageAttachments(r.Context(), questions)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out := make([]map[string]any, 0, len(p.Messages))
 	for _, m := range p.Messages {
 		if m.Role == toolmark.RoleAssistant && m.Status == toolmark.MessageStreaming {
 			continue // the active turn's answer: a client resumes its stream, which holds it whole
 		}
 		parts := aiSDKCallParts(m.ToolCalls)
+		for _, f := range files[m.ID] { // a question's files, first as useChat puts them
+			parts = append(parts, map[string]any{"type": "file", "mediaType": f.MediaType, "filename": f.Name, "url": f.URL})
+		}
 		if text := toolcallmarkup.Text(m.Content); text != "" {
 			parts = append(parts, map[string]any{"type": "text", "text": text, "state": "done"})
 		}

@@ -30,22 +30,12 @@ func (s *Server) handleCreateUploads(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := uploadsBody{Uploads: make([]toolmark.Upload, 0, len(files))}
-	for _, f := range files {
-		up, err := s.cfg.Store.CreateUpload(r.Context(), u.ID, f.name, f.mediaType, f.data, s.cfg.MaxUserUploadBytes)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		out.Uploads = append(out.Uploads, up)
+	ups, err := s.keepUploads(r.Context(), u.ID, files)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusCreated, out)
-}
-
-// uploadedFile is a file of a POST /api/uploads, read and typed.
-type uploadedFile struct {
-	name, mediaType string
-	data            []byte
+	writeJSON(w, http.StatusCreated, uploadsBody{Uploads: ups})
 }
 
 // readUploads reads and types the files of a multipart request.
@@ -85,17 +75,11 @@ func (s *Server) readUploads(w http.ResponseWriter, r *http.Request) ([]uploaded
 
 // readUpload reads and types one file part.
 func (s *Server) readUpload(p *multipart.Part, max int64) (uploadedFile, error) {
-	f := uploadedFile{name: toolmark.CleanUploadName(p.FileName())}
 	data, err := io.ReadAll(io.LimitReader(p, s.cfg.MaxUploadBytes+1))
 	if err != nil {
-		return f, bodyError(err, max)
+		return uploadedFile{}, bodyError(err, max)
 	}
-	if int64(len(data)) > s.cfg.MaxUploadBytes {
-		return f, toolmark.Errorf(toolmark.ETOOLARGE, "file %q is larger than %d bytes", f.name, s.cfg.MaxUploadBytes)
-	}
-	f.data = data
-	f.mediaType, err = toolmark.SniffUpload(f.name, data)
-	return f, err
+	return s.typeUpload(p.FileName(), data)
 }
 
 // bodyError is the error for a request body that could not be read.

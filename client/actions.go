@@ -88,9 +88,23 @@ func (c *Client) SelectVersion(ctx context.Context, messageID string) (toolmark.
 }
 
 // RegenerateTurnOn answers the question of a finished turn again with
-// model (an id of Models).
+// model (an id of Models; "" for the conversation's model).
 func (c *Client) RegenerateTurnOn(ctx context.Context, turnID, model, idempotencyKey string) (TurnInfo, error) {
-	return c.again(ctx, "/api/turns/"+url.PathEscape(turnID)+"/regenerate", map[string]string{"model": model}, idempotencyKey)
+	return c.again(ctx, "/api/turns/"+url.PathEscape(turnID)+"/regenerate", modelBody(model), idempotencyKey)
+}
+
+// RetryTurnOn answers the question of a failed, stopped or interrupted
+// turn again with model (an id of Models; "" for the conversation's model).
+func (c *Client) RetryTurnOn(ctx context.Context, turnID, model, idempotencyKey string) (TurnInfo, error) {
+	return c.again(ctx, "/api/turns/"+url.PathEscape(turnID)+"/retry", modelBody(model), idempotencyKey)
+}
+
+// modelBody is the body of a retry or a regeneration naming model.
+func modelBody(model string) any {
+	if model == "" {
+		return nil
+	}
+	return map[string]string{"model": model}
 }
 
 func (c *Client) again(ctx context.Context, path string, in any, key string) (TurnInfo, error) {

@@ -131,6 +131,14 @@ func TestCalls(t *testing.T) {
 			_, err := c.RegenerateTurn(context.Background(), "t1", "")
 			return err
 		}, 202, `{"turn":{"id":"t2"}}`, "POST", "/api/turns/t1/regenerate", `{}`, nil},
+		{"retry on a model", func(c *Client) error {
+			_, err := c.RetryTurnOn(context.Background(), "t1", "claude", "")
+			return err
+		}, 202, `{"turn":{"id":"t2","model":"claude"}}`, "POST", "/api/turns/t1/retry", `{"model":"claude"}`, nil},
+		{"regenerate on a model", func(c *Client) error {
+			_, err := c.RegenerateTurnOn(context.Background(), "t1", "gpt", "")
+			return err
+		}, 202, `{"turn":{"id":"t2","model":"gpt"}}`, "POST", "/api/turns/t1/regenerate", `{"model":"gpt"}`, nil},
 		{"edit", func(c *Client) error {
 			_, err := c.EditMessage(context.Background(), "m1", "What is a lease?", "")
 			return err

@@ -9,7 +9,8 @@
 // Info, CreateConversation, ListConversations, GetConversation (a
 // ConversationPage), DeleteConversation, PostTurn, GetTurn, CancelTurn,
 // Chat, and the everyday actions RenameConversation, SearchConversations,
-// RetryTurn, RegenerateTurn, EditMessage and ExportConversation. An error
+// RetryTurn, RegenerateTurn (RetryTurnOn and RegenerateTurnOn with another
+// model), EditMessage and ExportConversation. An error
 // answer of the server is returned as an *APIError carrying the HTTP
 // status and the code and message of the JSON error body.
 //

@@ -242,9 +242,11 @@ func TestBrowserPlace(t *testing.T) {
 // TestBrowserModels: with two models the picker beside the composer lists
 // what GET /api/models does, the default picked; each answer names the
 // model picked for it, and a reload shows the conversation's model picked.
+// Regenerate and Retry answer again with a model picked in their menu.
 func TestBrowserModels(t *testing.T) {
 	needBrowser(t)
-	srv := testserver.Start(t, testserver.Options{Models: []app.ModelConfig{
+	// A pace at which an answer can be stopped, to be retried.
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond, Models: []app.ModelConfig{
 		{ID: "quick", Label: "Quick demo", Provider: "demo"},
 		{ID: "deep", Label: "Deep demo", Provider: "demo", Default: true},
 	}})

@@ -173,6 +173,8 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.attached = append(m.attached, msg.upload)
 		m.notice = attachedLine(m.attached)
 		return m, nil
+	case againMsg:
+		return m, m.replaceAgain(msg)
 	case modelMsg:
 		m.modelID, m.notice = msg.id, "The next answers come from "+SanitizeLine(msg.label)+"."
 		return m, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -53,12 +54,38 @@ func attachedLine(ups []toolmark.Upload) string {
 	return s[:len(s)-1] + "."
 }
 
-// takeAttached returns the ids of the files attached and clears them.
-func (m *model) takeAttached() []string {
-	ids := make([]string, len(m.attached))
-	for i, u := range m.attached {
+// takeAttached returns the files attached and clears them.
+func (m *model) takeAttached() []toolmark.Upload {
+	ups := m.attached
+	m.attached = nil
+	return ups
+}
+
+// giveBack attaches again the files of a message the server refused,
+// before any attached since.
+func (m *model) giveBack(ups []toolmark.Upload) {
+	if len(ups) > 0 {
+		m.attached = append(slices.Clone(ups), m.attached...)
+	}
+}
+
+// withFiles says, after "your message is back in the composer", that its
+// files are still attached.
+func withFiles(ups []toolmark.Upload) string {
+	switch len(ups) {
+	case 0:
+		return ""
+	case 1:
+		return ", its file still attached"
+	}
+	return fmt.Sprintf(", its %d files still attached", len(ups))
+}
+
+// uploadIDs are the ids of files.
+func uploadIDs(ups []toolmark.Upload) []string {
+	ids := make([]string, len(ups))
+	for i, u := range ups {
 		ids[i] = u.ID
 	}
-	m.attached = nil
 	return ids
 }

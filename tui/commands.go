@@ -78,7 +78,7 @@ func (m *model) command(name, arg string) tea.Cmd {
 		done()
 		return m.loadHistory(arg)
 	case "/retry", "/regenerate":
-		return m.again(name == "/retry", done, cannot)
+		return m.again(name == "/retry", arg, done, cannot)
 	case "/edit":
 		return m.edit(arg, done, cannot)
 	case "/version":
@@ -109,8 +109,9 @@ func (m *model) command(name, arg string) tea.Cmd {
 }
 
 // again answers the last question again: a retry (after an answer that did
-// not complete) or a regeneration.
-func (m *model) again(retry bool, done func(), cannot func(string) tea.Cmd) tea.Cmd {
+// not complete) or a regeneration, by the model named modelID ("": the
+// conversation's), once the server says it has it (againMsg).
+func (m *model) again(retry bool, modelID string, done func(), cannot func(string) tea.Cmd) tea.Cmd {
 	last := m.chat.lastTurn()
 	if last == nil || last.acc == nil || last.turnID == "" {
 		return cannot("There is no answer to write again here.")
@@ -119,12 +120,33 @@ func (m *model) again(retry bool, done func(), cannot func(string) tea.Cmd) tea.
 		return cannot("The last answer completed: /regenerate writes it again.")
 	}
 	done()
-	turnID, question := last.turnID, last.user
-	return m.replaceLast(question, func(k string) (client.TurnInfo, error) {
-		if retry {
-			return m.c.RetryTurn(m.ctx, turnID, k)
+	if modelID != "" {
+		turnID := last.turnID
+		return m.withModel(modelID, func(mi toolmark.ModelInfo) tea.Msg { return againMsg{retry: retry, turnID: turnID, model: mi.ID} })
+	}
+	return m.replaceAgain(againMsg{retry: retry, turnID: last.turnID})
+}
+
+// againMsg is a retry or a regeneration of turn turnID by a model the
+// server has (model "": the conversation's).
+type againMsg struct {
+	retry         bool
+	turnID, model string
+}
+
+// replaceAgain starts the retry or regeneration a, unless an answer is
+// being written or another one is the last by now.
+func (m *model) replaceAgain(a againMsg) tea.Cmd {
+	last := m.chat.lastTurn()
+	if m.chat.running() || last == nil || last.turnID != a.turnID {
+		m.notice = "The conversation changed: nothing was written again."
+		return nil
+	}
+	return m.replaceLast(last.user, func(k string) (client.TurnInfo, error) {
+		if a.retry {
+			return m.c.RetryTurnOn(m.ctx, a.turnID, a.model, k)
 		}
-		return m.c.RegenerateTurn(m.ctx, turnID, k)
+		return m.c.RegenerateTurnOn(m.ctx, a.turnID, a.model, k)
 	})
 }
 

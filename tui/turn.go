@@ -33,9 +33,10 @@ type (
 		gen      int
 		convID   string
 		turnID   string
-		model    string // the id of the model that answers it
-		text     string // what was sent: back to the composer if it failed
-		replaced bool   // the turn replaces the last one shown
+		model    string            // the id of the model that answers it
+		text     string            // what was sent: back to the composer if it failed
+		files    []toolmark.Upload // the files sent with it: attached again if it failed
+		replaced bool              // the turn replaces the last one shown
 		err      error
 	}
 	cancelDoneMsg struct{ err error }
@@ -74,8 +75,8 @@ func (m *model) send(text string) tea.Cmd {
 	c, ctx, convID, modelID, files := m.c, m.ctx, m.chat.convID, m.modelID, m.takeAttached()
 	m.chat.draw(true)
 	return tea.Batch(m.spin.Tick, func() tea.Msg {
-		conv, ti, err := startTurn(ctx, c, convID, toolmark.TurnInput{Content: text, Model: modelID, Attachments: files})
-		return startedMsg{gen: gen, convID: conv, turnID: ti.Turn.ID, model: ti.Turn.Model, text: text, err: err}
+		conv, ti, err := startTurn(ctx, c, convID, toolmark.TurnInput{Content: text, Model: modelID, Attachments: uploadIDs(files)})
+		return startedMsg{gen: gen, convID: conv, turnID: ti.Turn.ID, model: ti.Turn.Model, text: text, files: files, err: err}
 	})
 }
 
@@ -254,15 +255,19 @@ func (m *model) started(msg startedMsg) tea.Cmd {
 	live := m.chat.live
 	if msg.err != nil {
 		live.running, live.err = false, msg.err
+		m.giveBack(msg.files) // nothing is lost: the files stay attached
 		if msg.text != "" && m.input.empty() {
-			// Nothing is lost: the message waits in the composer.
+			// The message waits in the composer.
 			m.input.set(msg.text)
 			m.chat.live = nil
-			m.notice = errText(msg.err) + " — your message is back in the composer."
+			m.notice = errText(msg.err) + " — your message is back in the composer" + withFiles(msg.files) + "."
 			m.chat.resize(m.width, m.bodyHeight())
 			return m.followRefused(msg)
 		}
 		m.endLive()
+		if len(msg.files) > 0 {
+			m.notice = attachedLine(m.attached)
+		}
 		return nil
 	}
 	live.turnID, live.model = msg.turnID, msg.model

@@ -117,7 +117,7 @@ func (m *model) followRefused(msg startedMsg) tea.Cmd {
 		return nil
 	}
 	c, ctx := m.c, m.ctx
-	notice := "An answer started elsewhere is being written: following it. Your message is back in the composer."
+	notice := "An answer started elsewhere is being written: following it. Your message is back in the composer" + withFiles(msg.files) + "."
 	return func() tea.Msg {
 		conv, err := c.GetConversation(ctx, convID)
 		return historyMsg{convID: convID, conv: conv, err: err, notice: notice}

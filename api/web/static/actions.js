@@ -4,9 +4,12 @@
 // new turn in place of the question and everything after it (docs/api.md:
 // the old branch is kept as an earlier version, which versions.js offers
 // back); the page then follows that turn as it follows a message just sent.
+// With several models, Retry and Regenerate offer another one (modelmenu.js).
 
 import { api, newKey } from './api.js';
 import { make, showError, coarse } from './dom.js';
+import { loadModels } from './models.js';
+import { ModelMenu, moreButton } from './modelmenu.js';
 
 /** WHAT names each action in an error's sentence. */
 const WHAT = { retry: 'retry the answer', regenerate: 'regenerate the answer', edit: 'send the edited message' };
@@ -24,13 +27,19 @@ export class MessageActions {
     this.onTurn = onTurn;
     this.busy = false; // an action's request is on its way
     this.editor = null; // the open editor: {art, form, input, edit}
+    this.enabled = false; // the actions are shown
+    this.menu = new ModelMenu((group, model) => this.again(group.closest('.message'), group.querySelector('.action'), model));
     area.addEventListener('click', (e) => this.onClick(e));
+    area.addEventListener('keydown', (e) => this.menu.arrowKey(e));
+    loadModels().then(() => this.enabled && this.place(), () => {}); // the arrows, when the models come late
   }
 
   /** update puts the actions on every question and answer; enabled is false while a turn is followed. */
   update(enabled) {
+    this.enabled = enabled;
     this.closeEditor(false);
-    for (const b of this.area.querySelectorAll('.action')) b.remove();
+    this.menu.close(false);
+    for (const b of this.area.querySelectorAll('.again, .action')) b.remove();
     for (const f of this.area.querySelectorAll('.message--user > .message__foot')) f.remove();
     if (!enabled) return;
     this.place();
@@ -40,7 +49,12 @@ export class MessageActions {
   /** place puts the actions on the questions and answers that have none yet (earlier ones just loaded). */
   place() {
     for (const art of this.area.querySelectorAll(':scope > .message')) {
-      if (art.querySelector(':scope > .message__foot .action')) continue;
+      const action = art.querySelector(':scope > .message__foot .action');
+      if (action) {
+        const more = action.parentElement.matches('.again') && !action.nextElementSibling && moreButton(action.dataset.action);
+        if (more) action.after(more);
+        continue;
+      }
       if (art.classList.contains('message--user')) {
         if (art.dataset.messageId) this.add(art, 'Edit', 'edit');
         continue;
@@ -60,23 +74,27 @@ export class MessageActions {
       slot = make('div', { className: 'message__actions' });
       art.append(make('footer', { className: 'message__foot' }, slot));
     }
-    slot.prepend(make('button', { type: 'button', className: 'btn btn--small btn--ghost action', dataset: { action } }, label));
+    const btn = make('button', { type: 'button', className: 'btn btn--small btn--ghost action', dataset: { action } }, label);
+    // Retry and Regenerate go with the arrow of their models menu, in a group.
+    slot.prepend(action === 'edit' ? btn : make('span', { className: 'again' }, btn, moreButton(action)));
   }
 
   onClick(e) {
-    const b = e.target.closest('.action');
+    const b = e.target.closest('button');
     if (!b || !this.area.contains(b)) return;
     const art = b.closest('.message');
-    if (b.dataset.action === 'edit') this.openEditor(art);
+    if (b.classList.contains('again__more')) this.menu.toggle(b);
+    else if (!b.classList.contains('action')) return;
+    else if (b.dataset.action === 'edit') this.openEditor(art);
     else this.again(art, b);
   }
 
-  /** again retries or regenerates the answer art. */
-  async again(art, btn) {
+  /** again retries or regenerates the answer art, with model ('' or undefined: the conversation's). */
+  async again(art, btn, model) {
     const action = btn.dataset.action;
     const question = questionOf(art);
     await this.run(btn, action, async () => {
-      const data = await api[action](art.dataset.turnId, newKey());
+      const data = await api[action](art.dataset.turnId, newKey(), model);
       this.onTurn(question || art, question ? question.querySelector('.message__body').textContent : null, data);
     });
   }

@@ -87,10 +87,10 @@ export const api = {
   /**
    * retry (a failed, stopped or interrupted answer), regenerate (a finished
    * one) and edit (a question) start a turn in place of the conversation's
-   * tail: {turn, eventsUrl}.
+   * tail: {turn, eventsUrl}; retry and regenerate take another model's id.
    */
-  retry: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/retry', {}, { 'Idempotency-Key': key }),
-  regenerate: (turnId, key) => request('POST', '/api/turns/' + enc(turnId) + '/regenerate', {}, { 'Idempotency-Key': key }),
+  retry: (turnId, key, model) => request('POST', '/api/turns/' + enc(turnId) + '/retry', model ? { model } : {}, { 'Idempotency-Key': key }),
+  regenerate: (turnId, key, model) => request('POST', '/api/turns/' + enc(turnId) + '/regenerate', model ? { model } : {}, { 'Idempotency-Key': key }),
   edit: (messageId, content, key) => request('POST', '/api/messages/' + enc(messageId) + '/edit', { content }, { 'Idempotency-Key': key }),
   /** selectVersion makes a question's version the conversation's, its branch with it. */
   selectVersion: (messageId) => request('POST', '/api/messages/' + enc(messageId) + '/select', {}),

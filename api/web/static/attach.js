@@ -47,6 +47,7 @@ export class Attachments {
   constructor({ form, input, button, file, box, onError }) {
     this.files = [];
     this.box = box;
+    this.input = input;
     this.onError = onError;
     button.addEventListener('click', () => file.click());
     file.addEventListener('change', () => {
@@ -76,11 +77,17 @@ export class Attachments {
   }
 
   show() {
-    this.box.replaceChildren(...this.files.map((u) => chip(u, () => {
-      this.files = this.files.filter((f) => f !== u);
-      this.show();
-    })));
+    this.box.replaceChildren(...this.files.map((u) => chip(u, () => this.remove(u))));
     this.box.hidden = !this.files.length;
+  }
+
+  /** remove takes a file off the list; the focus goes to the next file's ×, else the message box. */
+  remove(u) {
+    const at = this.files.indexOf(u);
+    this.files = this.files.filter((f) => f !== u);
+    this.show();
+    const next = this.box.querySelectorAll('.attachment__remove')[Math.min(at, this.files.length - 1)];
+    (next || this.input).focus();
   }
 
   /** ids are the ids of the files attached. */

@@ -1,15 +1,39 @@
 // models.js — the models a server offers (GET /api/models): the picker
-// beside the composer, hidden while there is no choice, and the label each
-// answer's footer names its model by. Labels and ids go in as text only.
+// beside the composer, hidden while there is no choice, the label each
+// answer's footer names its model by, and the list the answers' "another
+// model" menus offer (modelmenu.js). Labels and ids go in as text only.
 
 import { api } from './api.js';
 import { make } from './dom.js';
 
-const labels = new Map();
+const labels = new Map(); // id → label, in the server's order
+let loading = null;
+
+/** loadModels asks the server once for its models: {models, default}. */
+export function loadModels() {
+  if (!loading) {
+    loading = api.models().then((data) => {
+      for (const m of data.models || []) labels.set(m.id, m.label || m.id);
+      return data;
+    });
+  }
+  return loading;
+}
 
 /** modelLabel is what the page calls a model: its label, else its id. */
 export function modelLabel(id) {
   return labels.get(id) || id;
+}
+
+/** modelChoices lists the models one can pick, [{id, label}] ([] while there is no choice). */
+export function modelChoices() {
+  return labels.size < 2 ? [] : [...labels].map(([id, label]) => ({ id, label }));
+}
+
+/** modelNamed is the id of the model the page names label ('' for none). */
+export function modelNamed(label) {
+  for (const [id, l] of labels) if (l === label) return id;
+  return '';
 }
 
 export class ModelPicker {
@@ -19,16 +43,13 @@ export class ModelPicker {
     this.select = select;
     this.def = '';
     this.want = '';
-    this.loaded = api.models().then((data) => this.fill(data), () => {});
+    this.loaded = loadModels().then((data) => this.fill(data), () => {});
   }
 
   fill(data) {
     const models = data.models || [];
     this.def = data.default || '';
-    for (const m of models) {
-      labels.set(m.id, m.label || m.id);
-      this.select.append(make('option', { attrs: { value: m.id } }, m.label || m.id));
-    }
+    for (const m of models) this.select.append(make('option', { attrs: { value: m.id } }, m.label || m.id));
     this.box.hidden = models.length < 2;
     this.show(this.want);
   }
