@@ -10,7 +10,7 @@ import (
 func TestMarkFirst(t *testing.T) {
 	tests := []struct {
 		name, line, q, want string
-		ok                 bool
+		ok                  bool
 	}{
 		{"plain", "a quokka lease", "Quokka", "a \x1b[7mquokka\x1b[27m lease", true},
 		{"styled around", "\x1b[1mbold quokka\x1b[0m after", "quokka", "\x1b[1mbold \x1b[7mquokka\x1b[27m\x1b[0m after", true},
