@@ -19,7 +19,7 @@ var urlRE = regexp.MustCompile(`https?://[^\s<>"')\]]+`)
 // plan chooses the first round's tool calls.
 func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 	var calls []llms.ToolCall
-	add := func(name string, args map[string]any) {
+	add := func(name string, args any) {
 		b, _ := json.Marshal(args)
 		calls = append(calls, newCall(salt, len(calls), name, string(b)))
 	}
@@ -49,9 +49,14 @@ func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 	for _, p := range parts {
 		switch {
 		case research && offered["subagent"]:
-			args := map[string]any{"task": Task(p)}
+			// The task first: it is what a client shows while the
+			// arguments stream.
+			args := struct {
+				Task string `json:"task"`
+				Step string `json:"step,omitempty"`
+			}{Task: Task(p)}
 			if planned {
-				args["step"] = capitalize(p)
+				args.Step = capitalize(p)
 			}
 			add("subagent", args)
 		case offered["search_documents"]:
