@@ -205,6 +205,15 @@ func TestBrowserLayout(t *testing.T) {
 	runScript(t, "layout.mjs", srv.URL)
 }
 
+// TestBrowserAccessibility: the page has one polite live region, which
+// announces what the tools do in a few words (a failed call with its
+// reason); within a turn with tools every button has a name of its own.
+func TestBrowserAccessibility(t *testing.T) {
+	needBrowser(t)
+	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
+	runScript(t, "a11y.mjs", srv.URL)
+}
+
 // TestBrowserTabs: a turn sent in one tab, or started through the API as
 // the terminal client does, shows in another tab on the conversation
 // within a second; a tab whose send is refused (a turn is running) follows

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,5 +40,47 @@ func TestTUIListAndSearch(t *testing.T) {
 	marked := regexp.MustCompile(`\x1b\[(?:[0-9]*;)*7(?:;[0-9]*)*m(?:\x1b\[[0-9;]*m)*quokka`)
 	if ansi := tm.screenANSI(); !marked.MatchString(ansi) {
 		t.Errorf("the snippet's match is not marked:\n%q", ansi)
+	}
+}
+
+// TestTUISearchHitOpensAtMatch: in a 34-turn conversation (more than the
+// first page), opening the search hit of turn 3 reads the earlier pages,
+// shows turn 3 rather than the end, and marks the match in it, at 120 and
+// at 60 columns. (TestBrowserSearchHit is the page's.)
+func TestTUISearchHitOpensAtMatch(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	conv := ""
+	for i := 1; i <= 34; i++ {
+		q := fmt.Sprintf("Question %d: how does resume work?", i)
+		if i == 3 {
+			q = "Question 3: What does a quokka lease mean?"
+		}
+		r, err := c.Chat(ctx, conv, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv = r.ConversationID
+	}
+	marked := regexp.MustCompile(`(?i)\x1b\[(?:[0-9]*;)*7(?:;[0-9]*)*m(?:\x1b\[[0-9;]*m)*quokka`)
+	for _, width := range []int{120, 60} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			tm := startTerm(t, srv.URL, width, 30)
+			tm.waitText("offline demo model")
+			tm.typeLine("/search Quokka")
+			tm.waitText("Conversations holding")
+			tm.keys("Enter")
+			screen := tm.waitFor("turn 3 in view", func(s string) bool {
+				return !strings.Contains(s, "Conversations holding") && strings.Contains(s, "Question 3:")
+			})
+			t.Logf("at %d columns:\n%s", width, screen)
+			if strings.Contains(screen, "Question 34") {
+				t.Errorf("the conversation opened at its end:\n%s", screen)
+			}
+			if ansi := tm.screenANSI(); !marked.MatchString(ansi) {
+				t.Errorf("the match is not marked:\n%s", screen)
+			}
+		})
 	}
 }

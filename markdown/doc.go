@@ -13,8 +13,7 @@
 // Nested calls are a list under their parent:
 //
 //	<div class="toolcall toolcall--running" data-tool-call-id="call_1"
-//	     data-status="running" data-tool-type="search_documents"
-//	     role="status">
+//	     data-status="running" data-tool-type="search_documents">
 //	  <span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span>
 //	  <span class="toolcall__label">Running: </span>
 //	  <span class="toolcall__text">Searching knowledge base for:

@@ -21,7 +21,7 @@ func ExampleRender() {
 	fmt.Println(out)
 	// Output:
 	// <p>Let me check.</p>
-	// <div class="toolcall toolcall--success" data-tool-call-id="call_1" data-status="success" data-tool-type="search_documents" role="status"><span class="toolcall__icon toolcall__icon--success" aria-hidden="true">✓</span><span class="toolcall__label">Succeeded: </span><span class="toolcall__text">Found 5 results for:
+	// <div class="toolcall toolcall--success" data-tool-call-id="call_1" data-status="success" data-tool-type="search_documents"><span class="toolcall__icon toolcall__icon--success" aria-hidden="true">✓</span><span class="toolcall__label">Succeeded: </span><span class="toolcall__text">Found 5 results for:
 	// rust</span></div>
 	// <p>Rust is <em>fast</em>.</p>
 }

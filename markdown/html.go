@@ -143,8 +143,10 @@ func (r *HTMLRenderer) writeWidget(w stringWriter, n *Node) {
 		writeAttr(w, "data-images", n)
 	}
 	// The visible status text is the widget's accessible text, after its
-	// state in words (the icon is hidden from screen readers).
-	_, _ = w.WriteString(` role="status">`)
+	// state in words (the icon is hidden from screen readers). A widget is
+	// no live region: a page with many would talk over itself, so the page
+	// announces status changes in one region of its own.
+	_ = w.WriteByte('>')
 	_, _ = w.WriteString(statusIcons[status])
 	_, _ = w.WriteString(`<span class="toolcall__label">`)
 	_, _ = w.WriteString(statusLabels[status])

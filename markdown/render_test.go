@@ -55,7 +55,7 @@ func TestToolCallExtension(t *testing.T) {
 	md := goldmark.New(goldmark.WithExtensions(NewToolCall(WithDefaultStatusText(func(toolcallmarkup.ToolCall) string { return "custom" }))))
 	got := mustConvert(t, md, "```\n"+toolcallmarkup.Markup(toolcallmarkup.ToolCall{ID: "1", Type: "x", Status: toolcallmarkup.StatusPending})+"\n")
 	want := "<pre><code></code></pre>\n" +
-		`<div class="toolcall toolcall--pending" data-tool-call-id="1" data-status="pending" data-tool-type="x" role="status">` +
+		`<div class="toolcall toolcall--pending" data-tool-call-id="1" data-status="pending" data-tool-type="x">` +
 		`<span class="toolcall__icon toolcall__icon--spinner" aria-hidden="true"></span><span class="toolcall__label">Pending: </span><span class="toolcall__text">custom</span></div>` + "\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)

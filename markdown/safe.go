@@ -211,8 +211,8 @@ var (
 // URLs, nofollow on links) plus target="_blank" and rel="nofollow noopener
 // noreferrer" on links; on div, span, ul and li only, the widget's classes,
 // data-tool-call-id, data-parent-tool-call-id, data-status, data-tool-type,
-// data-images (a number),
-// role="status" and aria-hidden="true"; the language-* class of
+// data-images (a number) and
+// aria-hidden="true"; the language-* class of
 // code blocks, class="chroma" on pre and the short token classes of
 // highlighted code on span.
 func DefaultPolicy() *bluemonday.Policy {
@@ -229,7 +229,6 @@ func DefaultPolicy() *bluemonday.Policy {
 	p.AllowAttrs("data-tool-call-id", "data-parent-tool-call-id", "data-status", "data-tool-type").
 		Matching(plainValue).OnElements("div", "span")
 	p.AllowAttrs("data-images").Matching(regexp.MustCompile(`^[0-9]{1,2}$`)).OnElements("div", "span")
-	p.AllowAttrs("role").Matching(regexp.MustCompile(`^status$`)).OnElements("div", "span")
 	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("span")
 	p.AllowAttrs("align").Matching(alignValue).OnElements("th", "td")
 	allowMathAndTaskLists(p)

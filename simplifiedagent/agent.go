@@ -114,7 +114,7 @@ type Request struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Answer    string // the model's last reply, as plain text
+	Answer    string // the text of the model's last reply that had any, as plain text
 	Rounds    int
 	ToolCalls []toolmark.ToolCallRecord
 	Todos     []toolmark.Todo
@@ -282,7 +282,11 @@ func (l *loop) run(ctx context.Context) (answer string, rounds int, err error) {
 			}
 			return answer, rounds, &ModelError{Round: round, Err: modelerr.Classify(err)}
 		}
-		answer = rep.text
+		if rep.text != "" {
+			// A model may tick its plan after its answer and then end
+			// with nothing more to say: the answer is its last words.
+			answer = rep.text
+		}
 		if err := stopError(rep.stop); err != nil {
 			return answer, rounds, &ModelError{Round: round, Err: err}
 		}

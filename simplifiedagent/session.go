@@ -138,6 +138,27 @@ func (s *session) setTodos(id string, todos []toolmark.Todo) {
 	s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
 }
 
+// tickTodo marks the item of the task list whose text is step done, as
+// the call id (a sub-agent that carried it out) ends; a list without that
+// item, or with it done already, stays as it is.
+func (s *session) tickTodo(id, step string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	step = strings.TrimSpace(step)
+	if s.closed || step == "" {
+		return
+	}
+	for i, t := range s.todos {
+		if t.Text != step || t.Status == toolmark.TodoDone {
+			continue
+		}
+		s.todos = append([]toolmark.Todo(nil), s.todos...)
+		s.todos[i].Status = toolmark.TodoDone
+		s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
+		return
+	}
+}
+
 func (s *session) todoList() []toolmark.Todo {
 	s.mu.Lock()
 	defer s.mu.Unlock()

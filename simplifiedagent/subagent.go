@@ -18,7 +18,10 @@ import (
 // its own tools. Inside Run, the nested calls' tags nest in the subagent's
 // tag (their ParentID is its toolCallId), subagent_status events report its
 // phases (started, round, completed, failed), and its text is not shown:
-// its final answer is the tool result.
+// its final answer is the tool result. A call may name the item of the
+// task list (todo_list) it carries out, its step: the item is ticked done
+// when the sub-agent ends well, so a list of parallel sub-agents ticks as
+// each finishes rather than when the model next speaks.
 type Subagent struct {
 	Model       llms.Model
 	Tools       []Tool
@@ -58,6 +61,8 @@ func (*Subagent) Parameters() map[string]any {
 		"type": "object",
 		"properties": map[string]any{
 			"task": map[string]any{"type": "string", "description": "the sub-task, self-contained"},
+			"step": map[string]any{"type": "string",
+				"description": "optional: the text of the todo_list item this sub-task carries out; it is marked done when the sub-agent finishes"},
 		},
 		"required": []string{"task"},
 	}
@@ -75,6 +80,7 @@ func (*Subagent) TagAttrs(args map[string]any) []toolcallmarkup.Attr {
 func (a *Subagent) Call(ctx context.Context, input string) (string, error) {
 	var args struct {
 		Task string `json:"task"`
+		Step string `json:"step"`
 	}
 	if err := json.Unmarshal([]byte(input), &args); err != nil {
 		args.Task = input // a plain-text task
@@ -112,6 +118,7 @@ func (a *Subagent) Call(ctx context.Context, input string) (string, error) {
 		return "", &tools.Error{Msg: msg, Err: err}
 	}
 	ci.s.subagentStatus(ci.c.id, "completed", "")
+	ci.s.tickTodo(ci.c.id, args.Step)
 	if strings.TrimSpace(answer) == "" {
 		answer = "(the sub-agent gave no answer)"
 	}

@@ -69,6 +69,37 @@ func TestTodoAndSubagent(t *testing.T) {
 	}
 }
 
+// TestSubagentTicksItsStep: a sub-agent call naming its plan step ticks
+// that item done when it ends (an update carrying its call id), and only
+// that item; a step the plan does not hold changes nothing.
+func TestSubagentTicksItsStep(t *testing.T) {
+	sub := simplifiedagent.NewSubagent(&demo.Model{}, tools.NewSearchDocuments(&fakeSearcher{docs: testDocs}))
+	m := &scripted{replies: []*llms.ContentChoice{
+		{ToolCalls: []llms.ToolCall{
+			toolCall("t1", "todo_list", `{"todos":[{"text":"Resume","status":"in_progress"},{"text":"Answer","status":"pending"}]}`),
+			toolCall("s1", "subagent", `{"task":"How does Last-Event-ID work?","step":"Resume"}`),
+			toolCall("s2", "subagent", `{"task":"What is a lease?","step":"Not in the plan"}`),
+		}},
+		{Content: "Clients resume with Last-Event-ID."},
+	}}
+	res, rec, err := runChecked(t, simplifiedagent.Request{Model: m, Input: "resume?",
+		Tools: []simplifiedagent.Tool{simplifiedagent.NewTodoList(), sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	todos := rec.ofType(toolmark.EventTodoUpdate)
+	if len(todos) != 2 {
+		t.Fatalf("got %d todo_update events, want 2 (the plan, then its step ticked)", len(todos))
+	}
+	d := todos[1].Data.(toolmark.TodoUpdateData)
+	if d.ToolCallID != "s1" || d.Todos[0].Status != toolmark.TodoDone || d.Todos[1].Status != toolmark.TodoPending {
+		t.Errorf("the tick %+v, want Resume done by s1 and Answer pending", d)
+	}
+	if res.Todos[0].Status != toolmark.TodoDone {
+		t.Errorf("Result.Todos %+v, want Resume done", res.Todos)
+	}
+}
+
 // TestDemoReplay runs the demo model on questions that make parallel
 // searches and parallel sub-agents; the event log must still replay to the
 // content, with every tag final and nested where it belongs.

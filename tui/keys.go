@@ -93,6 +93,9 @@ func (m *model) pickerKey(s string) tea.Cmd {
 			m.notice = "An answer is being written here: wait for it, or Ctrl-C to cancel it."
 			return nil
 		}
+		if m.picker.query != "" && cv.HitMessageID != "" {
+			return m.openHit(cv.ID, hitAt{msgID: cv.HitMessageID, query: m.picker.query})
+		}
 		return m.loadHistory(cv.ID)
 	}
 	return nil

@@ -58,6 +58,17 @@ func (p *pane) scroll(n int) {
 	p.clamp()
 }
 
+// show scrolls so that line is in view, a third of the way down, but
+// not above the line top (the start of what it belongs to) when both fit.
+func (p *pane) show(line, top int) {
+	y := line - p.height/3
+	if line-top < p.height {
+		y = max(y, top)
+	}
+	p.y, p.fresh = y, false
+	p.clamp()
+}
+
 func (p *pane) pageUp()   { p.scroll(-max(p.height-1, 1)) }
 func (p *pane) pageDown() { p.scroll(max(p.height-1, 1)) }
 

@@ -18,6 +18,7 @@ type (
 		conv   client.ConversationPage
 		err    error
 		notice string // shown once the conversation is
+		hit    *hitAt // a search hit to show, else the end
 	}
 	olderMsg struct {
 		convID string
@@ -241,6 +242,9 @@ func (m *model) showHistory(msg historyMsg) tea.Cmd {
 		}
 	}
 	ch.draw(true)
+	if msg.hit != nil && !ch.showHit(msg.conv.Messages, *msg.hit) {
+		m.notice = "The message found is no longer in this conversation."
+	}
 	return nil
 }
 

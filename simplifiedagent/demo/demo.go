@@ -91,6 +91,7 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 		}
 	}
 	question, results, rounds := readConversation(messages)
+	var plan []map[string]any // the plan sent after the answer, if any
 	if strings.HasPrefix(question, summaryInstruction) {
 		return m.text(ctx, &opts, summarise(question))
 	}
@@ -106,12 +107,16 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 				calls = append(calls, newCall(len(messages), i, "search_documents", string(args)))
 			}
 			return m.toolCalls(ctx, calls)
-		} else if todos := lastTodos(results); offered["todo_list"] && len(todos) > 0 && !allDone(todos) {
-			for i := range todos {
-				todos[i]["status"] = "done"
+		} else if todos := lastTodos(results); offered["todo_list"] && len(todos) > 0 {
+			if allDone(todos) {
+				// The plan was ticked with the answer: nothing more to say.
+				return m.text(ctx, &opts, "")
 			}
-			args, _ := json.Marshal(map[string]any{"todos": todos})
-			return m.toolCalls(ctx, []llms.ToolCall{newCall(len(messages), 0, "todo_list", string(args))})
+			if next := planNext(todos, false); next != nil {
+				return m.toolCalls(ctx, []llms.ToolCall{todoCall(len(messages), next)})
+			}
+			// Writing: the answer, then its step ticked.
+			plan = planNext(todos, true)
 		}
 	}
 	var answer string
@@ -126,7 +131,16 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 		// where it stopped, as a model continuing its own message does.
 		answer = continueAfter(answer, prior)
 	}
+	if plan != nil {
+		return m.textThenCalls(ctx, &opts, answer, []llms.ToolCall{todoCall(len(messages), plan)})
+	}
 	return m.text(ctx, &opts, answer)
+}
+
+// todoCall is a todo_list call sending todos.
+func todoCall(salt int, todos []map[string]any) llms.ToolCall {
+	args, _ := json.Marshal(map[string]any{"todos": todos})
+	return newCall(salt, 0, "todo_list", string(args))
 }
 
 // partialAnswer returns the text of a conversation's last message when it

@@ -19,22 +19,26 @@ var urlRE = regexp.MustCompile(`https?://[^\s<>"')\]]+`)
 // plan chooses the first round's tool calls.
 func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 	var calls []llms.ToolCall
-	add := func(name string, args map[string]any) {
+	add := func(name string, args any) {
 		b, _ := json.Marshal(args)
 		calls = append(calls, newCall(salt, len(calls), name, string(b)))
 	}
 	parts := Parts(question)
 	lower := strings.ToLower(question)
-	if (len(parts) > 1 || strings.Contains(lower, "plan")) && offered["todo_list"] {
+	research := strings.Contains(lower, "research") || strings.Contains(lower, "compare")
+	planned := (len(parts) > 1 || strings.Contains(lower, "plan")) && offered["todo_list"]
+	if planned {
+		// Sub-agents work on their steps at once, each ticking its own
+		// when it ends; searches go one step after the other.
 		var todos []map[string]any
 		for i, p := range parts {
 			st := "pending"
-			if i == 0 {
+			if i == 0 || research && offered["subagent"] {
 				st = "in_progress"
 			}
 			todos = append(todos, map[string]any{"text": capitalize(p), "status": st})
 		}
-		todos = append(todos, map[string]any{"text": "Write the answer", "status": "pending"})
+		todos = append(todos, map[string]any{"text": WriteStep, "status": "pending"})
 		add("todo_list", map[string]any{"todos": todos})
 	}
 	for _, u := range urlRE.FindAllString(question, 2) {
@@ -42,11 +46,19 @@ func plan(question string, offered map[string]bool, salt int) []llms.ToolCall {
 			add("fetch_url", map[string]any{"url": strings.TrimRight(u, ".,;:!?")})
 		}
 	}
-	research := strings.Contains(lower, "research") || strings.Contains(lower, "compare")
 	for _, p := range parts {
 		switch {
 		case research && offered["subagent"]:
-			add("subagent", map[string]any{"task": Task(p)})
+			// The task first: it is what a client shows while the
+			// arguments stream.
+			args := struct {
+				Task string `json:"task"`
+				Step string `json:"step,omitempty"`
+			}{Task: Task(p)}
+			if planned {
+				args.Step = capitalize(p)
+			}
+			add("subagent", args)
 		case offered["search_documents"]:
 			if q := Keywords(p); q != "" {
 				add("search_documents", map[string]any{"query": q})
@@ -184,6 +196,31 @@ func lastTodos(results []toolResult) []map[string]any {
 		}
 	}
 	return nil
+}
+
+// WriteStep is the last item of the demo's plans, ticked once the answer
+// is written.
+const WriteStep = "Write the answer"
+
+// planNext returns the plan the demo sends once its tools have run: every
+// step done but the last, "Write the answer", in progress — before it
+// writes (written false) — or that one done too, with the answer
+// (written true). It returns nil when the plan already says so.
+func planNext(todos []map[string]any, written bool) []map[string]any {
+	next := make([]map[string]any, len(todos))
+	changed := false
+	for i, t := range todos {
+		st := "done"
+		if i == len(todos)-1 && !written {
+			st = "in_progress"
+		}
+		changed = changed || t["status"] != st
+		next[i] = map[string]any{"text": t["text"], "status": st}
+	}
+	if !changed {
+		return nil
+	}
+	return next
 }
 
 func allDone(todos []map[string]any) bool {

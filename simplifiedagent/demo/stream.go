@@ -94,6 +94,20 @@ func (m *Model) text(ctx context.Context, opts *llms.CallOptions, s string) (*ll
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: s, StopReason: "stop"}}}, nil
 }
 
+// textThenCalls streams s, then calls' arguments, as a model does that
+// writes and then calls a tool in one reply.
+func (m *Model) textThenCalls(ctx context.Context, opts *llms.CallOptions, s string, calls []llms.ToolCall) (*llms.ContentResponse, error) {
+	if _, err := m.text(ctx, opts, s); err != nil {
+		return nil, err
+	}
+	resp, err := m.toolCalls(ctx, calls)
+	if err != nil {
+		return nil, err
+	}
+	resp.Choices[0].Content = s
+	return resp, nil
+}
+
 // chunks cuts s into pieces of about n bytes on rune boundaries.
 func chunks(s string, n int) []string {
 	var out []string

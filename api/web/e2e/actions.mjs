@@ -77,12 +77,12 @@ async function startsLive(page, name, question, thinking) {
   return turnId;
 }
 
-/** stopWhenPlanDone asks a question with a plan and stops it once every item is done, while the text is written. */
-async function stopWhenPlanDone(page) {
+/** stopWhileWriting asks a question with a plan and stops it while the answer is written: every step done but the last, Write the answer. */
+async function stopWhileWriting(page) {
   await ask(page, 'Compare resuming a stream with cancelling a turn, and explain snapshots. Make a plan.');
   await page.waitForFunction(() => {
     const items = [...document.querySelectorAll('#todos .todo')];
-    return items.length > 0 && items.every((t) => t.dataset.status === 'done');
+    return items.length > 1 && items.slice(0, -1).every((t) => t.dataset.status === 'done') && items.at(-1).dataset.status === 'in_progress';
   }, null, { timeout: 60000 });
   await page.click('#stop');
   await waitTurnEnd(page, 60000);
@@ -108,7 +108,7 @@ async function everyAction(page, { phone, prefix }) {
   assert(await page.isHidden('#conversation-tools'), 'no Rename or Export before a conversation exists');
 
   // A stopped answer: its plan says it stopped, and it offers Retry.
-  await stopWhenPlanDone(page);
+  await stopWhileWriting(page);
   const id = await currentId(page);
   let last = (await shown(page)).at(-1);
   assert(last.status === 'cancelled', 'the answer was stopped: ' + JSON.stringify(last));

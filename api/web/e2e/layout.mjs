@@ -85,7 +85,7 @@ async function check(browser, viewport, phone) {
   const names = await page.$$eval('.toolcall__fold', (els) => els.map((e) => e.getAttribute('aria-label')));
   assert(names.length >= 2 && new Set(names).size === names.length && names.every((n) => n.startsWith('Steps: ')), `${tag}: each Steps button names its task: ${JSON.stringify(names)}`);
   const copies = await page.$$eval('.code__copy', (els) => els.map((e) => e.getAttribute('aria-label') || e.textContent));
-  assert(copies.every((n) => /^Copy( \S+)? code$/.test(n)), `${tag}: each code block's Copy says what it copies: ${JSON.stringify(copies)}`);
+  assert(copies.every((n) => /^Copy( \S+)? code( \d+)?$/.test(n)), `${tag}: each code block's Copy says what it copies: ${JSON.stringify(copies)}`);
   const hidden = await page.$$eval('.toolcall__label', (els) => els.length);
   assert(hidden > 0, `${tag}: the conversation has widgets with hidden labels`);
   await shot(page, `layout-${tag}`);

@@ -27,12 +27,15 @@ await run('markdown', async (browser) => {
   await shot(page, 'md-answer');
   // Opened in a window shorter than the answer, it opens at its very end,
   // after KaTeX has typeset the formulas (which makes the answer taller).
-  await page.setViewportSize({ width: 1200, height: 360 });
-  await page.reload();
-  await page.waitForSelector('body[data-ready="true"]');
-  await check('stored');
-  await page.waitForTimeout(500);
-  const gap = await page.$eval('#messages', (m) => ({ gap: m.scrollHeight - m.scrollTop - m.clientHeight, over: m.scrollHeight > m.clientHeight }));
-  assert(gap.over && gap.gap <= 2, 'the conversation opens at its end, math typeset: ' + JSON.stringify(gap));
+  for (const [width, height] of [[1200, 360], [375, 560]]) {
+    await page.setViewportSize({ width, height });
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await check(`stored, ${width} px`);
+    await page.waitForTimeout(500);
+    const gap = await page.$eval('#messages', (m) => ({ gap: m.scrollHeight - m.scrollTop - m.clientHeight, over: m.scrollHeight > m.clientHeight }));
+    assert(gap.over && gap.gap <= 2, `${width} px: the conversation opens at its end, math typeset: ` + JSON.stringify(gap));
+    await shot(page, `md-opened-${width}`);
+  }
   noProblems(problems);
 });

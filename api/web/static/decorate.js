@@ -10,7 +10,9 @@ import { typeset } from './math.js';
 
 /** decorate adds the page's controls to the rendered HTML under root. */
 export function decorate(root) {
-  for (const pre of root.querySelectorAll('pre')) codeBar(pre);
+  const pres = [...root.querySelectorAll('pre')];
+  pres.forEach(codeBar);
+  nameCopies(pres);
   for (const w of root.querySelectorAll('.toolcall')) foldButton(w);
   for (const w of root.querySelectorAll('.toolcall[data-images]')) resultImages(w);
   typeset(root);
@@ -28,10 +30,24 @@ function codeBar(pre) {
     pre.append(bar);
   }
   const label = bar.querySelector('.code__lang');
-  if (label.textContent !== lang) {
-    label.textContent = lang;
-    // Each Copy is told apart by what it copies.
-    bar.querySelector('.code__copy').setAttribute('aria-label', lang ? `Copy ${lang} code` : 'Copy code');
+  if (label.textContent !== lang) label.textContent = lang;
+}
+
+/**
+ * nameCopies names each code block's Copy by what it copies ("Copy go
+ * code"), and numbers blocks of the same language in one answer ("Copy go
+ * code 2"), so no two Copy buttons of an answer share a name.
+ */
+function nameCopies(pres) {
+  const seen = new Map();
+  for (const pre of pres) {
+    const lang = pre.querySelector(':scope > .code__bar > .code__lang')?.textContent || '';
+    const base = lang ? `Copy ${lang} code` : 'Copy code';
+    const n = (seen.get(base) || 0) + 1;
+    seen.set(base, n);
+    const name = n > 1 ? `${base} ${n}` : base;
+    const btn = pre.querySelector(':scope > .code__bar > .code__copy');
+    if (btn && btn.getAttribute('aria-label') !== name) btn.setAttribute('aria-label', name);
   }
 }
 

@@ -56,9 +56,30 @@ function flash(btn, label) {
   }, 1500));
 }
 
-/** announce says msg to screen readers (a polite live region). */
+/**
+ * announce says msg to screen readers in the page's one live region
+ * (#announce, polite). Nothing else on the page is a live region, so
+ * nothing talks over it. At most one announcement every ANNOUNCE_GAP ms:
+ * what comes meanwhile is said together after it, each message once,
+ * with how many times it came.
+ */
 export function announce(msg) {
-  $('#announce').textContent = msg;
+  if (!msg) return;
+  said.queue.push(msg);
+  if (!said.timer) sayQueued();
+}
+
+const ANNOUNCE_GAP = 1500;
+const said = { queue: [], timer: 0 };
+
+function sayQueued() {
+  said.timer = 0;
+  if (!said.queue.length) return;
+  const counts = new Map();
+  for (const m of said.queue) counts.set(m, (counts.get(m) || 0) + 1);
+  said.queue = [];
+  $('#announce').textContent = [...counts].map(([m, n]) => (n > 1 ? `${m} (${n} times)` : m)).join('. ');
+  said.timer = setTimeout(sayQueued, ANNOUNCE_GAP);
 }
 
 /** showError shows msg in the error banner ("" hides it). */
@@ -76,6 +97,7 @@ export function clearError(prefix) {
 /** setStreamStatus shows the state of the connection ("" hides it). */
 export function setStreamStatus(msg) {
   const el = $('#stream-status');
+  if (msg && el.textContent !== msg) announce(msg);
   el.textContent = msg || '';
   el.hidden = !msg;
 }

@@ -8,10 +8,11 @@
 // takes the live one's place (the same HTML, so nothing moves).
 
 import { api, APIError, sleep, backoff } from './api.js';
-import { setStreamStatus } from './dom.js';
+import { setStreamStatus, announce } from './dom.js';
 import { LiveBlocks } from './live.js';
 import { decorate } from './decorate.js';
 import { showReasoning } from './reasoning.js';
+import { ToolNews } from './toolnews.js';
 
 const RECONNECTING = 'Connection lost — reconnecting…';
 const RECOVERING = 'The server writing this answer stopped. Recovering the answer…';
@@ -54,6 +55,7 @@ export class LiveTurn {
     this.checking = false;
     if (html) this.blocks.apply({ reset: true, count: 1, blocks: [{ i: 0, html }] });
     decorate(this.body);
+    this.news = new ToolNews(this.body); // says what the tools do from here on
     this.body.classList.toggle('message__body--empty', !html);
     this.showBubble();
     this.bubble.hidden = !!html; // the dots show until the first frame
@@ -115,6 +117,7 @@ export class LiveTurn {
     if (f.reasoning) showReasoning(this.fold, f.reasoning);
     this.blocks.apply(f);
     decorate(this.body);
+    this.news.scan();
     this.body.classList.toggle('message__body--empty', this.blocks.serverHTML() === '');
     if (f.todos) {
       this.todos = f.todos;
@@ -139,6 +142,7 @@ export class LiveTurn {
   }
 
   setNotice(msg) {
+    if (msg && msg !== this.notice) announce(msg);
     this.notice = msg;
     this.showBubble();
   }

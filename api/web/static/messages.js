@@ -168,7 +168,8 @@ export class MessageList {
     art.dataset.turnId = turnId;
     body.classList.add('markdown', 'live');
     const text = make('span', { className: 'bubble__text' });
-    const bubble = make('div', { className: 'bubble', hidden: true, attrs: { role: 'status', 'aria-live': 'polite' } },
+    // Not a live region: the page's one region (dom.js announce) says what changed.
+    const bubble = make('div', { className: 'bubble', hidden: true },
       make('span', { className: 'bubble__dots', attrs: { 'aria-hidden': 'true' } }, make('i'), make('i'), make('i')),
       text);
     body.before(bubble);

@@ -6,7 +6,7 @@
 // a result opens its conversation at the message of the snippet (hit.js).
 
 import { api } from './api.js';
-import { make, timeEl } from './dom.js';
+import { make, timeEl, announce } from './dom.js';
 
 const DEBOUNCE = 250; // ms after the last key
 
@@ -90,6 +90,7 @@ export class SidebarSearch {
   say(msg) {
     this.show(true);
     this.els.status.textContent = msg;
+    announce(msg);
   }
 
   item(c, q) {

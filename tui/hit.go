@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
+)
+
+// A search hit opened (/search, then Enter): the conversation is read
+// with as many earlier pages as it takes to hold the message the hit is
+// in, as the page does, and shown with that turn in view and the first
+// occurrence of the text searched for marked (reverse video, as in the
+// search's snippets).
+
+// hitAt is the message a search hit is in and the text searched for.
+type hitAt struct {
+	msgID, query string
+}
+
+// maxHitPages bounds the earlier pages read to reach a hit.
+const maxHitPages = 40
+
+// openHit opens conversation convID at its message h.msgID.
+func (m *model) openHit(convID string, h hitAt) tea.Cmd {
+	c, ctx := m.c, m.ctx
+	return func() tea.Msg {
+		page, err := c.GetConversation(ctx, convID)
+		for i := 0; err == nil && holding(page.Messages, h.msgID) < 0 && page.More && i < maxHitPages; i++ {
+			var older client.ConversationPage
+			if older, err = c.GetConversationBefore(ctx, convID, page.Before, 0); err == nil {
+				page.Messages = append(older.Messages, page.Messages...)
+				page.More, page.Before = older.More, older.Before
+			}
+		}
+		return historyMsg{convID: convID, conv: page, err: err, hit: &h}
+	}
+}
+
+// holding returns the index of message id in msgs, or -1.
+func holding(msgs []client.Message, id string) int {
+	for i, msg := range msgs {
+		if msg.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// showHit puts the turn of msgs (the history just shown) that holds the
+// hit in view, its first match marked; false when the hit is not there.
+func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
+	i := holding(msgs, h.msgID)
+	if i < 0 || c.expanded {
+		return false
+	}
+	k := len(entriesOf(msgs[:i+1])) - 1 // the turn the message is in, as the history pairs them
+	if k < 0 || k >= len(c.history) {
+		return false
+	}
+	e := c.history[k]
+	if e.rendered[0] == "" {
+		e.rendered[0] = c.entryView(e, false)
+	}
+	lines := strings.Split(e.rendered[0], "\n")
+	from := 0
+	if msgs[i].Role != toolmark.RoleUser && e.user != "" {
+		// The hit is in the answer: its lines come after the question's.
+		from = strings.Count(c.entryView(&entry{user: e.user, msgID: e.msgID, versions: e.versions}, false), "\n") + 1
+	}
+	at := from
+	for j := from; j < len(lines); j++ {
+		if marked, ok := markFirst(lines[j], h.query); ok {
+			lines[j], at = marked, j
+			break
+		}
+	}
+	e.rendered[0] = strings.Join(lines, "\n")
+	// The turn's first line: the lines of the parts before it, each
+	// followed by a blank line (transcript joins them so).
+	top := 0
+	if c.more {
+		top = 2
+	}
+	for _, prev := range c.history[:k] {
+		top += strings.Count(prev.rendered[0], "\n") + 2
+	}
+	c.vp.setContent(c.transcript())
+	c.vp.show(top+at, top)
+	return true
+}
+
+// markFirst sets the first occurrence of q (any case) in a rendered line
+// in reverse video; the line's own styles stay as they were.
+func markFirst(line, q string) (string, bool) {
+	q = strings.ToLower(strings.TrimSpace(q))
+	if q == "" {
+		return line, false
+	}
+	// The visible text, and where each of its bytes is in the line.
+	var vis strings.Builder
+	var pos []int
+	for i := 0; i < len(line); {
+		if n := escapeLen(line[i:]); n > 0 {
+			i += n
+			continue
+		}
+		vis.WriteByte(line[i])
+		pos = append(pos, i)
+		i++
+	}
+	text := vis.String()
+	low := strings.ToLower(text)
+	j := strings.Index(low, q)
+	if j < 0 || len(low) != len(text) {
+		return line, false
+	}
+	start, end := pos[j], pos[j+len(q)-1]+1
+	// The escapes inside the match come after it, so what follows keeps
+	// its style.
+	var inner strings.Builder
+	for i := start; i < end; {
+		if n := escapeLen(line[i:]); n > 0 {
+			inner.WriteString(line[i : i+n])
+			i += n
+			continue
+		}
+		i++
+	}
+	return line[:start] + "\x1b[7m" + text[j:j+len(q)] + "\x1b[27m" + inner.String() + line[end:], true
+}
+
+// escapeLen returns the length of the escape sequence s starts with (CSI
+// or OSC, as the renderer writes them), or 0.
+func escapeLen(s string) int {
+	if len(s) < 2 || s[0] != '\x1b' {
+		return 0
+	}
+	switch s[1] {
+	case '[':
+		for i := 2; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+		}
+	case ']':
+		for i := 2; i < len(s); i++ {
+			if s[i] == '\a' {
+				return i + 1
+			}
+			if s[i] == '\x1b' && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+	default:
+		return 2
+	}
+	return len(s)
+}
