@@ -164,6 +164,9 @@ func (s *Server) checkAttachments(r *http.Request, ownerID, conversationID strin
 	if err != nil {
 		return err
 	}
+	if err := s.readPDFTexts(r.Context(), ownerID, ups, m); err != nil {
+		return err
+	}
 	return toolmark.CheckAttachments(ups, m)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/harness/testpdf"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -125,6 +126,7 @@ func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
 	conv := alice.newConversation()
 	img := mustUpload(t, alice, "cat.png", string(tinyPNG))
 	pdf := mustUpload(t, alice, "paper.pdf", "%PDF-1.4\n")
+	drawing := mustUpload(t, alice, "drawing.pdf", string(testpdf.New(t, "", "")))
 	txt := mustUpload(t, alice, "notes.md", "# notes")
 	theirs := mustUpload(t, bob, "bob.txt", "bob's")
 	for _, tt := range []struct {
@@ -135,7 +137,9 @@ func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
 		{[]string{txt.ID, theirs.ID}, 404, theirs.ID},
 		{[]string{"no-such-upload"}, 404, "no-such-upload"},
 		{[]string{txt.ID, img.ID}, 400, `\"cat.png\" is an image`},
-		{[]string{pdf.ID}, 400, `\"paper.pdf\" is a PDF`},
+		{[]string{pdf.ID}, 400, `\"paper.pdf\" is a PDF whose text cannot be read (it is damaged`},
+		{[]string{drawing.ID}, 400, `\"drawing.pdf\" is a PDF whose text cannot be read (it has no text`},
+		{[]string{drawing.ID}, 400, `\"drawing.pdf\" is a PDF whose text cannot be read (it has no text that can be read`}, // kept from the first time
 	} {
 		body, _ := json.Marshal(toolmark.TurnInput{Content: "look", Attachments: tt.ids})
 		st, _, b := alice.do("POST", "/api/conversations/"+conv+"/turns", string(body))

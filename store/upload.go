@@ -15,6 +15,11 @@ import (
 // uploadColumns are an upload's columns for scanUpload, without its bytes.
 const uploadColumns = `id, name, media_type, size, sha256, created_at`
 
+// uploadColumnsOf is uploadColumns of the table alias a.
+func uploadColumnsOf(a string) string {
+	return a + ".id, " + a + ".name, " + a + ".media_type, " + a + ".size, " + a + ".sha256, " + a + ".created_at"
+}
+
 func scanUpload(row pgx.Row, more ...any) (toolmark.Upload, error) {
 	var u toolmark.Upload
 	var sum []byte
@@ -126,7 +131,7 @@ func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[
 		return out, nil
 	}
 	rows, err := db.pool.Query(ctx, `
-		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, a.message_id from message_attachments a join uploads u on u.id = a.upload_id
+		select `+uploadColumnsOf("u")+`, a.message_id from message_attachments a join uploads u on u.id = a.upload_id
 		where a.message_id = any($1) order by a.message_id, a.pos`, texts(messageIDs))
 	if err != nil {
 		return nil, dbErr("reading attachments", "message", err)
@@ -144,11 +149,11 @@ func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[
 }
 
 // MessageUploads returns the uploads a message carries, in order, with
-// their bytes (what the agent sends the model; they were checked to be
-// the owner's when the turn started).
+// their bytes and the text read from a PDF (what the agent sends the
+// model; they were checked to be the owner's when the turn started).
 func (db *DB) MessageUploads(ctx context.Context, messageID string) ([]toolmark.Upload, error) {
 	rows, err := db.pool.Query(ctx, `
-		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, u.data from message_attachments a
+		select `+uploadColumnsOf("u")+`, u.data, coalesce(u.text, '') from message_attachments a
 		join uploads u on u.id = a.upload_id where a.message_id = $1 order by a.pos`, messageID)
 	if err != nil {
 		return nil, dbErr("reading attachments", "message", err)
@@ -157,12 +162,38 @@ func (db *DB) MessageUploads(ctx context.Context, messageID string) ([]toolmark.
 	var out []toolmark.Upload
 	for rows.Next() {
 		var data []byte
-		u, err := scanUpload(rows, &data)
+		var text string
+		u, err := scanUpload(rows, &data, &text)
 		if err != nil {
 			return nil, dbErr("reading attachments", "message", err)
 		}
-		u.Data = data
+		u.Data, u.Text = data, text
 		out = append(out, u)
 	}
 	return out, dbErr("reading attachments", "message", rows.Err())
+}
+
+// UploadText returns the text read from one of the owner's uploads (a
+// PDF) and whether it was read; another user's upload is ENOTFOUND.
+func (db *DB) UploadText(ctx context.Context, ownerID, id string) (text string, read bool, err error) {
+	if !validID(ownerID) || !validID(id) {
+		return "", false, uploadNotFound(id)
+	}
+	var t *string
+	err = db.pool.QueryRow(ctx, `select text from uploads where id = $1 and owner_id = $2`, id, ownerID).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, uploadNotFound(id)
+	} else if err != nil || t == nil {
+		return "", false, dbErr("reading upload text", "upload", err)
+	}
+	return *t, true, nil
+}
+
+// SetUploadText keeps the text read from an upload ("" for none).
+func (db *DB) SetUploadText(ctx context.Context, id, text string) error {
+	if err := checkText("upload text", text, 16<<20, false); err != nil {
+		return err
+	}
+	_, err := db.pool.Exec(ctx, `update uploads set text = $2 where id = $1`, id, text)
+	return dbErr("keeping upload text", "upload", err)
 }

@@ -66,3 +66,36 @@ func TestCreateTurnWritesAttachments(t *testing.T) {
 		t.Fatalf("MessageAttachments: got %+v, %v", got, err)
 	}
 }
+
+// TestUploadText: the text read from a PDF is kept once, read back by its
+// owner only, and given to the agent with the bytes.
+func TestUploadText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	u, other := mustUser(t, db, "dora"), mustUser(t, db, "eve")
+	up, err := db.CreateUpload(ctx, u.ID, "r.pdf", "application/pdf", []byte("%PDF-1.4 r"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, read, err := db.UploadText(ctx, u.ID, up.ID); err != nil || read || text != "" {
+		t.Fatalf("before reading: got %q, %v, %v; want not read", text, read, err)
+	}
+	if err := db.SetUploadText(ctx, up.ID, "Quarterly report"); err != nil {
+		t.Fatal(err)
+	}
+	if text, read, err := db.UploadText(ctx, u.ID, up.ID); err != nil || !read || text != "Quarterly report" {
+		t.Fatalf("after reading: got %q, %v, %v", text, read, err)
+	}
+	_, _, err = db.UploadText(ctx, other.ID, up.ID)
+	wantCode(t, "another user's upload", err, toolmark.ENOTFOUND)
+	tu, _, err := db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: mustConversation(t, db, u.ID).ID,
+		Input: toolmark.TurnInput{Content: "read", Attachments: []string{up.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.MessageUploads(ctx, tu.UserMessageID)
+	if err != nil || len(got) != 1 || got[0].Text != "Quarterly report" || string(got[0].Data) != "%PDF-1.4 r" {
+		t.Fatalf("MessageUploads: got %+v, %v", got, err)
+	}
+}

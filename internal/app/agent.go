@@ -177,11 +177,16 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc
 		return err
 	}
 	model := a.model(in.Turn.Model).llm
+	info, ok := a.infos.Find(in.Turn.Model)
+	if !ok {
+		info = a.infos.Default()
+	}
 	req := simplifiedagent.Request{
 		Model:       model,
 		History:     simplifiedagent.BuildHistory(in.Summary, in.History),
 		Input:       in.UserText,
 		Attachments: files,
+		Documents:   info.Documents,
 		Tools:       a.toolsNow(model),
 		System:      systemPrompt,
 		Retry:       a.retry,
