@@ -79,3 +79,50 @@ func TestAttachmentsToTwoModels(t *testing.T) {
 		t.Errorf("the fakes refused what toolmark sent: %v", p)
 	}
 }
+
+// TestEarlierFilesInHistory: a follow-up question two turns after an image
+// was sent still gives the model that image (with the history, in its
+// question), through the server, the store and the agent.
+func TestEarlierFilesInHistory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, openai, _ := twoModels(t, ctx)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00")
+	ups, err := c.Upload(ctx, client.File{Name: "cat.png", Data: png}, client.File{Name: "report.pdf", Data: testpdf.New(t, "", "Quarterly report")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := c.CreateConversation(ctx, "follow-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []toolmark.TurnInput{
+		{Content: "What is in these?", Attachments: []string{ups[0].ID, ups[1].ID}},
+		{Content: "Thanks."},
+		{Content: "What colour was the cat?"},
+	} {
+		ti, err := c.PostTurnInput(ctx, conv.ID, in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Stream(ctx, ti.Turn.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := openai.Requests()
+	msgs, _ := reqs[len(reqs)-1]["messages"].([]any)
+	var first string
+	for _, m := range msgs {
+		if b, _ := json.Marshal(m); strings.Contains(string(b), "What is in these?") {
+			first = string(b)
+		}
+	}
+	for _, want := range []string{`"type":"image_url"`, `data:image/png;base64,`, `[Attached file \"report.pdf\"`, `Quarterly report`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first question, two turns later, lacks %s: %s", want, first)
+		}
+	}
+	if p := openai.Problems(); len(p) > 0 {
+		t.Errorf("the fake refused what toolmark sent: %v", p)
+	}
+}

@@ -197,3 +197,55 @@ func (db *DB) SetUploadText(ctx context.Context, id, text string) error {
 	_, err := db.pool.Exec(ctx, `update uploads set text = $2 where id = $1`, id, text)
 	return dbErr("keeping upload text", "upload", err)
 }
+
+// TurnAttachments returns the uploads (without their bytes; with the text
+// read from a PDF) of the questions of the turns, in order, by turn id; a
+// turn whose question carries none is not in the map.
+func (db *DB) TurnAttachments(ctx context.Context, turnIDs []string) (map[string][]toolmark.Upload, error) {
+	out := map[string][]toolmark.Upload{}
+	if len(turnIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `
+		select `+uploadColumnsOf("u")+`, coalesce(u.text, ''), t.id from turns t
+		join message_attachments a on a.message_id = t.user_message_id join uploads u on u.id = a.upload_id
+		where t.id = any($1) order by t.id, a.pos`, texts(turnIDs))
+	if err != nil {
+		return nil, dbErr("reading attachments", "turn", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text, tid string
+		u, err := scanUpload(rows, &text, &tid)
+		if err != nil {
+			return nil, dbErr("reading attachments", "turn", err)
+		}
+		u.Text = text
+		out[tid] = append(out[tid], u)
+	}
+	return out, dbErr("reading attachments", "turn", rows.Err())
+}
+
+// UploadBytes returns the bytes of the uploads ids, by id (for the agent:
+// the uploads of a conversation's questions, checked when they were
+// attached).
+func (db *DB) UploadBytes(ctx context.Context, ids []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `select id, data from uploads where id = any($1)`, texts(ids))
+	if err != nil {
+		return nil, dbErr("reading uploads", "upload", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, dbErr("reading uploads", "upload", err)
+		}
+		out[id] = data
+	}
+	return out, dbErr("reading uploads", "upload", rows.Err())
+}

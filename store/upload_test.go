@@ -65,6 +65,14 @@ func TestCreateTurnWritesAttachments(t *testing.T) {
 	if err != nil || len(got[tu.UserMessageID]) != 2 || got[tu.UserMessageID][0].ID != y.ID || got[tu.UserMessageID][0].Data != nil {
 		t.Fatalf("MessageAttachments: got %+v, %v", got, err)
 	}
+	byTurn, err := db.TurnAttachments(ctx, []string{tu.ID, mustTurnAs(t, db, "", u.ID, mustConversation(t, db, u.ID).ID, "none").ID})
+	if err != nil || len(byTurn) != 1 || len(byTurn[tu.ID]) != 2 || byTurn[tu.ID][1].ID != x.ID {
+		t.Fatalf("TurnAttachments: got %+v, %v", byTurn, err)
+	}
+	data, err := db.UploadBytes(ctx, []string{x.ID, y.ID})
+	if err != nil || string(data[x.ID]) != "x" || string(data[y.ID]) != "y" {
+		t.Fatalf("UploadBytes: got %q, %v", data, err)
+	}
 }
 
 // TestUploadText: the text read from a PDF is kept once, read back by its
