@@ -32,8 +32,8 @@ func scanUpload(row pgx.Row, more ...any) (toolmark.Upload, error) {
 // toolmark.CleanUploadName and SniffUpload gave them. The same bytes
 // uploaded again by the same owner are the upload made the first time
 // (its name kept). A new file that would bring the owner's uploads past
-// maxTotal bytes (when positive) is ETOOLARGE. Two uploads racing may pass
-// the total by one file.
+// maxTotal bytes (when positive) is ETOOLARGE, however many uploads race:
+// the owner's row is locked while the total is read and the file written.
 func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string, data []byte, maxTotal int64) (toolmark.Upload, error) {
 	if !validID(ownerID) {
 		return toolmark.Upload{}, notFound("user")
@@ -42,7 +42,14 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 		return toolmark.Upload{}, err
 	}
 	sum := sha256.Sum256(data)
-	u, err := scanUpload(db.pool.QueryRow(ctx, `
+	// One round trip: the batch is one implicit transaction, and the
+	// insert, a statement after the lock, reads the total as the uploads
+	// that held the lock before it left it.
+	var b pgx.Batch
+	if maxTotal > 0 {
+		b.Queue(`select 1 from users where id = $1 for update`, ownerID)
+	}
+	b.Queue(`
 		with old as (
 			select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2
 		), ins as (
@@ -54,7 +61,19 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 			returning `+uploadColumns+`
 		)
 		select * from old union all select * from ins`,
-		ownerID, sum[:], name, mediaType, int64(len(data)), data, maxTotal))
+		ownerID, sum[:], name, mediaType, int64(len(data)), data, maxTotal)
+	br := db.pool.SendBatch(ctx, &b)
+	var err error
+	if maxTotal > 0 {
+		_, err = br.Exec()
+	}
+	var u toolmark.Upload
+	if err == nil {
+		u, err = scanUpload(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Over the total, or the same file uploaded at the same moment.
 		u, err = scanUpload(db.pool.QueryRow(ctx, `select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2`, ownerID, sum[:]))

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolmark/toolmark"
@@ -105,5 +107,36 @@ func TestUploadText(t *testing.T) {
 	got, err := db.MessageUploads(ctx, tu.UserMessageID)
 	if err != nil || len(got) != 1 || got[0].Text != "Quarterly report" || string(got[0].Data) != "%PDF-1.4 r" {
 		t.Fatalf("MessageUploads: got %+v, %v", got, err)
+	}
+}
+
+// TestUploadTotalUnderConcurrency: uploads racing one another never bring
+// a user's uploads past the total.
+func TestUploadTotalUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t, store.WithMaxConns(16)).db
+	u := mustUser(t, db, "frank")
+	const n, size, total = 16, 100, 350
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			data := []byte(fmt.Sprintf("%0*d", size, i))
+			_, errs[i] = db.CreateUpload(ctx, u.ID, fmt.Sprintf("f%d.txt", i), "text/plain", data, total)
+		})
+	}
+	wg.Wait()
+	kept := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			kept++
+		case toolmark.ErrorCode(err) != toolmark.ETOOLARGE:
+			t.Errorf("CreateUpload: %v", err)
+		}
+	}
+	if sum := count(t, db, `select coalesce(sum(size), 0)::int from uploads where owner_id = $1`, u.ID); sum > total || kept != total/size {
+		t.Errorf("%d uploads kept, %d bytes in all; want %d, at most %d", kept, sum, total/size, total)
 	}
 }
