@@ -229,6 +229,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
 			r.Post("/uploads", s.handleCreateUploads)
 			r.Get("/uploads/{id}", s.handleGetUpload)
+			r.Delete("/uploads/{id}", s.handleDeleteUpload)
 			r.Post("/chat", s.handleChat)
 			r.Post("/ai-sdk/chat", s.handleAISDKChat)
 			r.Get("/ai-sdk/chat/{id}", s.handleAISDKHistory)

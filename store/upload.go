@@ -268,3 +268,44 @@ func (db *DB) UploadBytes(ctx context.Context, ids []string) (map[string][]byte,
 	}
 	return out, dbErr("reading uploads", "upload", rows.Err())
 }
+
+// DeleteUpload deletes one of the owner's uploads; another user's, or
+// none, is ENOTFOUND. An upload a stored question carries is kept, so
+// that its conversation still shows and sends it: ECONFLICT, until the
+// conversations that hold it are deleted. The upload's row is locked
+// before the attachments are counted (one batch, one transaction), so a
+// question being written with it either holds it first or fails.
+func (db *DB) DeleteUpload(ctx context.Context, ownerID, id string) error {
+	if !validID(ownerID) || !validID(id) {
+		return uploadNotFound(id)
+	}
+	var b pgx.Batch
+	b.Queue(`select 1 from uploads where id = $1 and owner_id = $2 for update`, id, ownerID)
+	b.Queue(`
+		with d as (
+			delete from uploads where id = $1 and owner_id = $2
+			  and not exists (select 1 from message_attachments where upload_id = $1)
+			returning 1
+		)
+		select (select count(*) from d), (select count(*) from message_attachments where upload_id = $1),
+			coalesce((select name from uploads where id = $1 and owner_id = $2), '')`, id, ownerID)
+	br := db.pool.SendBatch(ctx, &b)
+	var deleted, attached int
+	var name string
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&deleted, &attached, &name)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return dbErr("deleting upload", "upload", err)
+	case deleted == 1:
+		return nil
+	case name == "":
+		return uploadNotFound(id)
+	}
+	return toolmark.Errorf(toolmark.ECONFLICT, "file %q is attached to %d question(s) and is kept while they are: delete their conversations first", name, attached)
+}
