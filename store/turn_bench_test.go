@@ -3,25 +3,13 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/harness/pgtest"
 	"github.com/toolmark/toolmark/store"
 )
-
-// statementCounter counts the statements the store sends.
-type statementCounter struct{ n atomic.Int64 }
-
-func (s *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	s.n.Add(1)
-	return ctx
-}
-
-func (s *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // BenchmarkCreateTurns creates groups of 1 and 64 turns, as the runner
 // does, plain or each with an attachment and replacing the previous
@@ -31,7 +19,7 @@ func BenchmarkCreateTurns(b *testing.B) {
 		for _, kind := range []string{"plain", "attachment+replaces"} {
 			b.Run(fmt.Sprintf("group=%d/%s", group, kind), func(b *testing.B) {
 				ctx := context.Background()
-				sc := &statementCounter{}
+				sc := &pgtest.Statements{}
 				f := newFixture(b, store.WithTracer(sc))
 				up, err := f.db.CreateUpload(ctx, f.user.ID, "a.txt", "text/plain", []byte("a"), 0)
 				if err != nil {
@@ -53,9 +41,9 @@ func BenchmarkCreateTurns(b *testing.B) {
 							nts[i].Input.Attachments, nts[i].Replaces = []string{up.ID}, prev[i]
 						}
 					}
-					before := sc.n.Load()
+					before := sc.N.Load()
 					out := f.db.CreateTurns(ctx, nts)
-					stmts += sc.n.Load() - before
+					stmts += sc.N.Load() - before
 					b.StopTimer()
 					ids := make([]string, len(out))
 					for i, r := range out {
