@@ -115,13 +115,14 @@ func CleanUploadName(name string) string {
 
 // AcceptsOf returns what a model of a provider takes beside text files
 // when its configuration does not say: Anthropic images and PDFs,
-// OpenAI-compatible and Azure models images, the demo model everything (it
-// only describes them); others neither.
+// OpenAI-compatible and Azure models images, the demo model images (it
+// only describes them; a PDF goes to it as its text, so that it can say
+// how the text begins); others neither.
 func AcceptsOf(provider string) (images, documents bool) {
 	switch strings.ToLower(provider) {
-	case "anthropic", "demo", "":
+	case "anthropic":
 		return true, true
-	case "openai", "azure":
+	case "openai", "azure", "demo", "":
 		return true, false
 	}
 	return false, false

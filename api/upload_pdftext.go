@@ -44,7 +44,7 @@ func (s *Server) readPDFText(ctx context.Context, ownerID string, u toolmark.Upl
 	if err != nil {
 		return "", err
 	}
-	text, readErr := pdftext.Text(full.Data, pdftext.Limits{MaxBytes: int(max(s.cfg.MaxUploadBytes, 1))})
+	text, readErr := s.cfg.PDFText.Text(ctx, full.Data, pdftext.Limits{MaxBytes: int(max(s.cfg.MaxUploadBytes, 1))})
 	if !errors.Is(readErr, pdftext.ErrTooSlow) {
 		if err := s.cfg.Store.SetUploadText(ctx, u.ID, text); err != nil {
 			return "", err

@@ -7,19 +7,17 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/pdftext"
 )
 
 // attachmentNotes is what the demo model says of the files attached to a
 // question (the parts after its text, each headed by
 // toolmark.AttachmentHeader): each file's name, type and size, and the
-// first line of a text file or a PDF (read from the document, or the text
-// sent for it). Names and lines are the user's, hostile: they are written
-// as Markdown text, every punctuation character escaped.
+// first line of a text file or of a PDF's text (a PDF goes to the demo as
+// its text: toolmark.AcceptsOf). Names and lines are the user's, hostile:
+// they are written as Markdown text, every punctuation character escaped.
 func attachmentNotes(mc llms.MessageContent) string {
 	var b strings.Builder
-	parts := mc.Parts[min(1, len(mc.Parts)):]
-	for i, p := range parts {
+	for _, p := range mc.Parts[min(1, len(mc.Parts)):] {
 		t, ok := p.(llms.TextContent)
 		if !ok {
 			continue
@@ -29,9 +27,6 @@ func attachmentNotes(mc llms.MessageContent) string {
 			continue
 		}
 		fmt.Fprintf(&b, "- %s (%s, %d bytes)", toolmark.EscapeMarkdown(u.Name), toolmark.EscapeMarkdown(u.MediaType), u.Size)
-		if doc, ok := partAt(parts, i+1).(llms.BinaryContent); ok && toolmark.Kind(u.MediaType) == toolmark.KindDocument {
-			rest, _ = pdftext.Text(doc.Data, pdftext.Limits{MaxPages: 1, MaxText: 500})
-		}
 		line, _, _ := strings.Cut(strings.TrimPrefix(rest, "\n"), "\n")
 		if toolmark.Kind(u.MediaType) != toolmark.KindImage && strings.TrimSpace(line) != "" {
 			fmt.Fprintf(&b, ", which begins: %s", toolmark.EscapeMarkdown(line))
@@ -42,14 +37,6 @@ func attachmentNotes(mc llms.MessageContent) string {
 		return ""
 	}
 	return "You attached:\n\n" + b.String() + "\n"
-}
-
-// partAt is parts[i], nil past the end.
-func partAt(parts []llms.ContentPart, i int) llms.ContentPart {
-	if i < len(parts) {
-		return parts[i]
-	}
-	return nil
 }
 
 // notesOn is attachmentNotes of the conversation's last question.

@@ -8,7 +8,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/toolmark/toolmark"
-	"github.com/toolmark/toolmark/internal/harness/testpdf"
 	"github.com/toolmark/toolmark/markdown"
 	"github.com/toolmark/toolmark/simplifiedagent"
 	"github.com/toolmark/toolmark/simplifiedagent/demo"
@@ -22,12 +21,12 @@ func TestDemoAcknowledgesAttachments(t *testing.T) {
 	ups := []toolmark.Upload{
 		{Name: "cat.png", MediaType: "image/png", Size: 29, Data: []byte("\x89PNG")},
 		{Name: hostile, MediaType: "text/markdown", Size: 40, Data: []byte("# <script>alert(2)</script> [x](javascript:1)\nsecond line")},
-		{Name: "report.pdf", MediaType: "application/pdf", Size: 900, Data: testpdf.New(t, "", "Quarterly report\nRevenue rose")},
+		{Name: "report.pdf", MediaType: "application/pdf", Size: 900, Data: []byte("%PDF-1.4"), Text: "Quarterly report\nRevenue rose"},
 	}
 	m := demo.New()
 	m.Delay = -1
 	resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{
-		{Role: llms.ChatMessageTypeHuman, Parts: simplifiedagent.UserParts("What are these?", ups, 1000, true)},
+		{Role: llms.ChatMessageTypeHuman, Parts: simplifiedagent.UserParts("What are these?", ups, 1000, false)},
 	})
 	if err != nil {
 		t.Fatal(err)
