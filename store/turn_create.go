@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolmark/toolmark"
 )
@@ -50,6 +54,12 @@ func (db *DB) CreateTurns(ctx context.Context, nts []NewTurn) []CreatedTurn {
 	}
 	for round := 1; len(pending) > 0; round++ {
 		refused, err := db.insertTurns(ctx, nts, pending, out)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23503" && len(pending) == 1 {
+			// An attachment deleted while the turn was written: explained
+			// below.
+			refused, err = pending, nil
+		}
 		if err != nil && len(pending) > 1 {
 			// One bad turn fails the statement: the others must not
 			// fail with it.
@@ -157,7 +167,10 @@ var insertTurnsSQL = `
 		from input i join conversations c on c.id = i.conv and c.owner_id = i.owner
 		left join messages r on i.replaces <> '' and r.id = i.replaces and r.conversation_id = i.conv
 			and r.role = 'user' and r.replaced_by is null
-		where i.replaces = '' or r.id is not null
+		where (i.replaces = '' or r.id is not null)
+		  and not exists ( -- every attachment is still the owner's upload
+			select 1 from unnest($14::int4[], $16::text[]) as x(ord, id)
+			where x.ord = i.ord and not exists (select 1 from uploads u where u.id = x.id and u.owner_id = i.owner))
 	), t as (
 		insert into turns (id, conversation_id, user_message_id, assistant_message_id, status, idempotency_key,
 			lease_owner, lease_expires_at, model)
@@ -288,7 +301,15 @@ func (db *DB) explainRefused(ctx context.Context, nts []NewTurn, refused []int, 
 		return refused, dbErr("explaining refused turns", "turn", err)
 	}
 	db.earlierTurns(ctx, prevIdx, prevIDs, out)
-	return again, nil
+	// Nothing else in the way: an attachment may no longer be the
+	// owner's upload (deleted meanwhile).
+	return slices.DeleteFunc(again, func(i int) bool {
+		if len(nts[i].Input.Attachments) == 0 {
+			return false
+		}
+		_, out[i].Err = db.Uploads(ctx, nts[i].OwnerID, nts[i].Input.Attachments, false)
+		return out[i].Err != nil
+	}), nil
 }
 
 // earlierTurns sets out[idx[k]] to the earlier turn ids[k], not created.

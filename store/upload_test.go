@@ -140,3 +140,28 @@ func TestUploadTotalUnderConcurrency(t *testing.T) {
 		t.Errorf("%d uploads kept, %d bytes in all; want %d, at most %d", kept, sum, total/size, total)
 	}
 }
+
+// TestCreateTurnWithDeletedUpload: a turn whose attachment was deleted
+// after it was checked is not created without it: ENOTFOUND naming it.
+func TestCreateTurnWithDeletedUpload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFixture(t).db
+	u := mustUser(t, db, "gina")
+	conv := mustConversation(t, db, u.ID)
+	up, err := db.CreateUpload(ctx, u.ID, "gone.txt", "text/plain", []byte("gone"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteUpload(ctx, u.ID, up.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = db.CreateTurn(ctx, store.NewTurn{OwnerID: u.ID, ConversationID: conv.ID, Input: toolmark.TurnInput{Content: "look", Attachments: []string{up.ID}}})
+	wantCode(t, "a deleted attachment", err, toolmark.ENOTFOUND)
+	if err == nil || !strings.Contains(toolmark.ErrorMessage(err), up.ID) {
+		t.Errorf("got %v, want an error naming %s", err, up.ID)
+	}
+	if n := count(t, db, `select count(*) from messages where conversation_id = $1`, conv.ID); n != 0 {
+		t.Errorf("%d messages written, want none", n)
+	}
+}
