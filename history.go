@@ -12,6 +12,10 @@ type HistoryTurn struct {
 	// Reasoning is the model's reasoning items of the turn (Reasoning.Parts
 	// of its answer), which some APIs want back with the turn's calls.
 	Reasoning []ReasoningPart
+	// Attachments is the files of the turn's question, in order, with
+	// what of them goes to the model (Data, or a PDF's Text; neither for
+	// a file left out).
+	Attachments []Upload
 }
 
 // Resume is an answer begun on another replica (one that handed its turns

@@ -24,6 +24,10 @@ type Upload struct {
 	// Data is the file's bytes, when they were read (the agent's input);
 	// never in JSON.
 	Data []byte `json:"-"`
+	// Text is the text read from a PDF, for a model that takes no
+	// documents (with Data, when it was read; "" when it has none); never
+	// in JSON.
+	Text string `json:"-"`
 }
 
 // Kinds of attachment, by what a model can take of them.
@@ -111,13 +115,14 @@ func CleanUploadName(name string) string {
 
 // AcceptsOf returns what a model of a provider takes beside text files
 // when its configuration does not say: Anthropic images and PDFs,
-// OpenAI-compatible and Azure models images, the demo model everything (it
-// only describes them); others neither.
+// OpenAI-compatible and Azure models images, the demo model images (it
+// only describes them; a PDF goes to it as its text, so that it can say
+// how the text begins); others neither.
 func AcceptsOf(provider string) (images, documents bool) {
 	switch strings.ToLower(provider) {
-	case "anthropic", "demo", "":
+	case "anthropic":
 		return true, true
-	case "openai", "azure":
+	case "openai", "azure", "demo", "":
 		return true, false
 	}
 	return false, false
@@ -125,7 +130,8 @@ func AcceptsOf(provider string) (images, documents bool) {
 
 // CheckAttachments refuses the attachments a model cannot take (an EINVALID
 // error naming the first such file and why): an image for a model without
-// images, a PDF for one without documents.
+// images, a PDF without text (Upload.Text, read already) for one without
+// documents.
 func CheckAttachments(ups []Upload, m ModelInfo) error {
 	for _, u := range ups {
 		switch Kind(u.MediaType) {
@@ -134,12 +140,22 @@ func CheckAttachments(ups []Upload, m ModelInfo) error {
 				return Errorf(EINVALID, "file %q is an image, and the model %s does not take images", u.Name, m.Label)
 			}
 		case KindDocument:
-			if !m.Documents {
-				return Errorf(EINVALID, "file %q is a PDF, and the model %s does not take documents", u.Name, m.Label)
+			if !m.Documents && strings.TrimSpace(u.Text) == "" {
+				return PDFTextError(u.Name, m.Label, "")
 			}
 		}
 	}
 	return nil
+}
+
+// PDFTextError is the EINVALID error for a PDF named name that goes as
+// text to the model labelled model, which takes no documents, and has no
+// text that can be read; why, when known, says why not.
+func PDFTextError(name, model, why string) error {
+	if why == "" {
+		why = "it has no text that can be read: a scan, encrypted or damaged"
+	}
+	return Errorf(EINVALID, "file %q is a PDF whose text cannot be read (%s), and the model %s does not take documents", name, why, model)
 }
 
 // attachmentPrefix starts an AttachmentHeader.

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/internal/pdftext"
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/store"
@@ -94,6 +95,9 @@ type Config struct {
 	// StreamWrites is who writes the events of a follower that caught up:
 	// StreamWritesHub [default] or StreamWritesFollower (direct.go).
 	StreamWrites string
+	// PDFText reads the text of a PDF for a model that takes no documents:
+	// a child process running pdftext.Serve, or in this process when empty.
+	PDFText pdftext.Command
 }
 
 // Server serves the HTTP API.
@@ -229,6 +233,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/turns/{id}/cancel", s.handleCancelTurn)
 			r.Post("/uploads", s.handleCreateUploads)
 			r.Get("/uploads/{id}", s.handleGetUpload)
+			r.Delete("/uploads/{id}", s.handleDeleteUpload)
 			r.Post("/chat", s.handleChat)
 			r.Post("/ai-sdk/chat", s.handleAISDKChat)
 			r.Get("/ai-sdk/chat/{id}", s.handleAISDKHistory)

@@ -127,6 +127,18 @@ func contentDisposition(disposition, name string) string {
 	return disposition
 }
 
+// handleDeleteUpload deletes one of the user's uploads: 204; another
+// user's is a 404, one a stored question carries a 409 (see
+// store.DB.DeleteUpload).
+func (s *Server) handleDeleteUpload(w http.ResponseWriter, r *http.Request) {
+	u, _ := UserFromContext(r.Context())
+	if err := s.cfg.Store.DeleteUpload(r.Context(), u.ID, chi.URLParam(r, "id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // checkAttachments refuses, before a turn starts, attachments that are not
 // the owner's uploads (404 naming the id), too many of them, and files the
 // turn's model cannot take (400 naming the file and why).
@@ -146,6 +158,9 @@ func (s *Server) checkAttachments(r *http.Request, ownerID, conversationID strin
 	}
 	m, err := s.turnModel(r, ownerID, conversationID, in.Model)
 	if err != nil {
+		return err
+	}
+	if err := s.readPDFTexts(r.Context(), ownerID, ups, m); err != nil {
 		return err
 	}
 	return toolmark.CheckAttachments(ups, m)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/harness/testpdf"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -125,6 +126,7 @@ func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
 	conv := alice.newConversation()
 	img := mustUpload(t, alice, "cat.png", string(tinyPNG))
 	pdf := mustUpload(t, alice, "paper.pdf", "%PDF-1.4\n")
+	drawing := mustUpload(t, alice, "drawing.pdf", string(testpdf.New(t, "", "")))
 	txt := mustUpload(t, alice, "notes.md", "# notes")
 	theirs := mustUpload(t, bob, "bob.txt", "bob's")
 	for _, tt := range []struct {
@@ -135,7 +137,9 @@ func TestTurnAttachmentsCheckedAtStart(t *testing.T) {
 		{[]string{txt.ID, theirs.ID}, 404, theirs.ID},
 		{[]string{"no-such-upload"}, 404, "no-such-upload"},
 		{[]string{txt.ID, img.ID}, 400, `\"cat.png\" is an image`},
-		{[]string{pdf.ID}, 400, `\"paper.pdf\" is a PDF`},
+		{[]string{pdf.ID}, 400, `\"paper.pdf\" is a PDF whose text cannot be read (it is damaged`},
+		{[]string{drawing.ID}, 400, `\"drawing.pdf\" is a PDF whose text cannot be read (it has no text`},
+		{[]string{drawing.ID}, 400, `\"drawing.pdf\" is a PDF whose text cannot be read (it has no text that can be read`}, // kept from the first time
 	} {
 		body, _ := json.Marshal(toolmark.TurnInput{Content: "look", Attachments: tt.ids})
 		st, _, b := alice.do("POST", "/api/conversations/"+conv+"/turns", string(body))
@@ -227,5 +231,43 @@ func TestRetryAndEditKeepAttachments(t *testing.T) {
 	alice.allEvents(out.Turn.ID, 0)
 	if n := questionFiles(); n != 0 {
 		t.Fatalf("after an edit with no files the question has %d, want 0", n)
+	}
+}
+
+// TestDeleteUpload: an upload is deleted by its owner only; one a stored
+// question carries is kept (409, still readable) until its conversation is
+// deleted.
+func TestDeleteUpload(t *testing.T) {
+	t.Parallel()
+	_, alice, bob := tokenServer(t)
+	loose := mustUpload(t, alice, "loose.md", "# not sent")
+	kept := mustUpload(t, alice, "kept.md", "# sent")
+	conv := alice.newConversation()
+	body, _ := json.Marshal(toolmark.TurnInput{Content: "read this", Attachments: []string{kept.ID}})
+	var out turnResp
+	alice.mustJSON("POST", "/api/conversations/"+conv+"/turns", string(body), http.StatusAccepted, &out)
+	alice.allEvents(out.Turn.ID, 0)
+	for _, tt := range []struct {
+		name   string
+		who    *client
+		method string
+		path   string
+		status int
+		want   string
+	}{
+		{"another user's", bob, "DELETE", loose.URL, 404, "not found"},
+		{"still there", alice, "GET", loose.URL, 200, "# not sent"},
+		{"the owner's", alice, "DELETE", loose.URL, 204, ""},
+		{"gone", alice, "GET", loose.URL, 404, "not found"},
+		{"again", alice, "DELETE", loose.URL, 404, "not found"},
+		{"attached", alice, "DELETE", kept.URL, 409, `\"kept.md\" is attached to 1 question(s)`},
+		{"attached, still readable", alice, "GET", kept.URL, 200, "# sent"},
+		{"its conversation deleted", alice, "DELETE", "/api/conversations/" + conv, 204, ""},
+		{"then deletable", alice, "DELETE", kept.URL, 204, ""},
+	} {
+		st, _, b := tt.who.do(tt.method, tt.path, "")
+		if st != tt.status || !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s: %s %s: got %d %s, want %d with %q", tt.name, tt.method, tt.path, st, b, tt.status, tt.want)
+		}
 	}
 }

@@ -77,6 +77,14 @@ func TestCalls(t *testing.T) {
 		}, 200, `{"conversation":{"id":"a"},"messages":[{"id":"m","role":"assistant","content":"x","html":"<p>x</p>","status":"complete","todos":[]}],"activeTurn":{"id":"t","status":"running"}}`,
 			"GET", "/api/conversations/a%2Fb", "", nil},
 		{"delete", func(c *Client) error { return c.DeleteConversation(context.Background(), "a") }, 204, "", "DELETE", "/api/conversations/a", "", nil},
+		{"delete upload", func(c *Client) error { return c.DeleteUpload(context.Background(), "u/1") }, 204, "", "DELETE", "/api/uploads/u%2F1", "", nil},
+		{"delete an attached upload", func(c *Client) error {
+			err := c.DeleteUpload(context.Background(), "u1")
+			if ErrorCode(err) != toolmark.ECONFLICT {
+				t.Errorf("got %v, want ECONFLICT", err)
+			}
+			return nil
+		}, 409, `{"error":{"code":"conflict","message":"file \"a.png\" is attached to 1 question(s)"}}`, "DELETE", "/api/uploads/u1", "", nil},
 		{"post turn", func(c *Client) error {
 			ti, err := c.PostTurn(context.Background(), "a", "hi", "key-1")
 			if err == nil && (ti.Turn.ID != "t" || ti.EventsURL != "/api/turns/t/events" || ti.Turn.LastSeq != 1) {

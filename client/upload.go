@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 
 	"github.com/toolmark/toolmark"
 )
@@ -57,4 +58,12 @@ func (c *Client) Upload(ctx context.Context, files ...File) ([]toolmark.Upload, 
 		return nil, fmt.Errorf("POST /api/uploads: decoding answer: %w", err)
 	}
 	return out.Uploads, nil
+}
+
+// DeleteUpload deletes one of the user's uploads. One that a stored
+// question carries is kept while it does (an *APIError with status 409,
+// code toolmark.ECONFLICT: delete its conversations first); another
+// user's, or none, is a 404.
+func (c *Client) DeleteUpload(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/api/uploads/"+url.PathEscape(id), nil, nil, nil)
 }

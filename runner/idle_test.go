@@ -2,27 +2,14 @@ package runner_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/harness/pgtest"
 	"github.com/toolmark/toolmark/runner"
 	"github.com/toolmark/toolmark/store"
 )
-
-// statements counts the statements a store sends.
-type statements struct{ n atomic.Int64 }
-
-func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	s.n.Add(1)
-	return ctx
-}
-
-func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TestIdleReplicaCostsNothing starts replicas with no turn to run, with a
 // session and through PgBouncer without one, and counts the statements
@@ -42,7 +29,7 @@ func TestIdleReplicaCostsNothing(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var st statements
+			var st pgtest.Statements
 			db := pgtest.Open(t, tt.url, store.WithTracer(&st))
 			r := runner.New(runner.Config{Store: db, Run: func(context.Context, runner.Input, toolmark.EmitFunc) error { return nil }})
 			if err := r.Start(t.Context()); err != nil {
@@ -50,9 +37,9 @@ func TestIdleReplicaCostsNothing(t *testing.T) {
 			}
 			defer r.Close()
 			time.Sleep(500 * time.Millisecond) // the first look after SweepInterval
-			before := st.n.Load()
+			before := st.N.Load()
 			time.Sleep(6500 * time.Millisecond)
-			if n := st.n.Load() - before; n > tt.max {
+			if n := st.N.Load() - before; n > tt.max {
 				t.Errorf("an idle replica sent %d statements in 6.5 s, want at most %d", n, tt.max)
 			}
 		})

@@ -82,8 +82,11 @@ type Request struct {
 	// AttachmentTextBudget bounds the bytes of text files the model gets
 	// [DefaultAttachmentTextBudget].
 	AttachmentTextBudget int
-	Tools                []Tool
-	System               string // system prompt; "" for none
+	// Documents says that the model takes PDFs as documents; without it a
+	// PDF goes as its text (Upload.Text), within AttachmentTextBudget.
+	Documents bool
+	Tools     []Tool
+	System    string // system prompt; "" for none
 	// MaxRounds bounds the model calls; the last one is made without tools
 	// so that it answers. Default DefaultMaxRounds.
 	MaxRounds int
@@ -234,7 +237,7 @@ func (l *loop) questionParts() []llms.ContentPart {
 	if budget <= 0 {
 		budget = DefaultAttachmentTextBudget
 	}
-	return UserParts(l.req.Input, l.req.Attachments, budget)
+	return UserParts(l.req.Input, l.req.Attachments, budget, l.req.Documents)
 }
 
 // run executes the rounds and returns the last answer text.

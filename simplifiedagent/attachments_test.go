@@ -43,7 +43,7 @@ func TestAttachmentsReachProviders(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			_, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: srv.Model(t), Input: "What is in these?",
-				Attachments: attachments(pdf), AttachmentTextBudget: 50, Retry: retryFast, Logger: discardLogger()}, newRecorder().emit)
+				Attachments: attachments(pdf), AttachmentTextBudget: 50, Documents: pdf, Retry: retryFast, Logger: discardLogger()}, newRecorder().emit)
 			if err != nil || len(srv.Problems()) > 0 {
 				t.Fatalf("got %v, problems %v", err, srv.Problems())
 			}
@@ -76,7 +76,7 @@ func TestResumedAnswerKeepsAttachments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := simplifiedagent.Run(ctx, simplifiedagent.Request{Model: srv.Model(t), Input: "What is in these?",
-		Attachments: attachments(true), Retry: retryFast, Logger: discardLogger(),
+		Attachments: attachments(true), Documents: true, Retry: retryFast, Logger: discardLogger(),
 		Resume: &toolmark.Resume{Content: "It shows "}}, newRecorder().emit)
 	if err != nil || len(srv.Problems()) > 0 {
 		t.Fatalf("got %v, problems %v", err, srv.Problems())
@@ -87,6 +87,37 @@ func TestResumedAnswerKeepsAttachments(t *testing.T) {
 		if !strings.Contains(string(sent), w) {
 			t.Errorf("the resumed request lacks %s:\n%s", w, sent)
 		}
+	}
+}
+
+// TestPDFAsText: a PDF goes to a model that takes no documents as its
+// text, headed by its name, within the text budget it shares with text
+// files; one without text says so.
+func TestPDFAsText(t *testing.T) {
+	for _, d := range []fp.Dialect{fp.OpenAI, fp.Anthropic} {
+		t.Run(string(d), func(t *testing.T) {
+			srv := fp.Start(t, d, fp.Reply{Text: []string{"Read."}})
+			ups := []toolmark.Upload{
+				{Name: "scan.pdf", MediaType: "application/pdf", Size: 800, Data: []byte("%PDF-1.4")},
+				{Name: "report.pdf", MediaType: "application/pdf", Size: 900, Data: []byte("%PDF-1.4"), Text: "Quarterly report\n" + strings.Repeat("y", 100)},
+			}
+			_, err := simplifiedagent.Run(context.Background(), simplifiedagent.Request{Model: srv.Model(t), Input: "Summarise",
+				Attachments: ups, AttachmentTextBudget: 60, Retry: retryFast, Logger: discardLogger()}, newRecorder().emit)
+			if err != nil || len(srv.Problems()) > 0 {
+				t.Fatalf("got %v, problems %v", err, srv.Problems())
+			}
+			reqs := srv.Requests()
+			sent, _ := json.Marshal(reqs[len(reqs)-1]["messages"])
+			for _, w := range []string{`[Attached file \"report.pdf\", application/pdf, 900 bytes]\nQuarterly report\nyyy`,
+				simplifiedagent.AttachmentCut[1:], `[Attached file \"scan.pdf\"`, simplifiedagent.PDFTextNote} {
+				if !strings.Contains(string(sent), w) {
+					t.Errorf("the request lacks %s:\n%s", w, sent)
+				}
+			}
+			if strings.Contains(string(sent), `"document"`) || strings.Contains(string(sent), strings.Repeat("y", 40)) {
+				t.Errorf("the PDF went as a document, or past the budget:\n%s", sent)
+			}
+		})
 	}
 }
 

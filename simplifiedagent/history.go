@@ -19,7 +19,8 @@ import (
 const SummaryPrefix = "Summary of the earlier conversation:\n"
 
 // BuildHistory turns a conversation's summary and earlier turns into
-// messages for the model: for each turn the user's message, an AI message
+// messages for the model: for each turn the user's message (with its files
+// as HistoryFiles left them), an AI message
 // with the turn's reasoning items (see llmstream.ReasoningPart; each model
 // sends back those its API wants) and the top-level tool calls (from the
 // records: name, arguments), a tool message with each call's result (or
@@ -31,7 +32,7 @@ func BuildHistory(summary string, turns []toolmark.HistoryTurn) []llms.MessageCo
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, "\n\n"+SummaryPrefix+s))
 	}
 	for _, t := range turns {
-		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, t.UserText))
+		msgs = append(msgs, historyQuestion(t))
 		var calls, responses []llms.ContentPart
 		for _, r := range t.ToolCalls {
 			if r.ParentID != "" || r.ID == "" {

@@ -27,7 +27,7 @@
 // # Event log and group commit
 //
 // The runner that holds a turn's lease numbers the turn's events (gapless,
-// from 1; the turn_queued event is written with the turn by CreateTurn).
+// from 1; the turn_queued event is written with the turn by CreateTurns).
 // Commit writes the events of many turns at once — with their tool-call
 // rows, todo lists, message content, and the starts and ends of turns — in
 // one implicit transaction of a few statements sent in one round trip (two

@@ -424,3 +424,58 @@ func TestCreateTurns(t *testing.T) {
 		t.Errorf("the group's turns were written by %d transactions, want 1", n)
 	}
 }
+
+// TestCreateTurnsReplacesAndAttaches: one group carries a retry with an
+// attachment, its repeat, a retry of a question replaced already and a
+// turn without a lease; each gets what CreateTurn alone would give.
+func TestCreateTurnsReplacesAndAttaches(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	u := mustUser(t, db, "alice")
+	c1, c2, c3 := mustConversation(t, db, u.ID), mustConversation(t, db, u.ID), mustConversation(t, db, u.ID)
+	first, second := mustTurnAs(t, db, "", u.ID, c1.ID, "one"), mustTurnAs(t, db, "", u.ID, c2.ID, "two")
+	if _, err := db.Pool().Exec(ctx, `update turns set status = 'completed', finished_at = now() where id = any($1)`,
+		[]string{first.ID, second.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `update messages set replaced_by = $1 where id = $2`, second.ID, second.UserMessageID); err != nil {
+		t.Fatal(err)
+	}
+	up, err := db.CreateUpload(ctx, u.ID, "a.txt", "text/plain", []byte("a"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := store.NewTurn{OwnerID: u.ID, ConversationID: c1.ID, Replaces: first.UserMessageID, IdempotencyKey: "r",
+		Input: toolmark.TurnInput{Content: "one, again", Attachments: []string{up.ID}}, LeaseOwner: "creator", LeaseTTL: time.Minute,
+		Queued: &toolmark.Event{Type: toolmark.EventTurnQueued, Data: []byte(`{}`), Time: time.Now()}}
+	out := db.CreateTurns(ctx, []store.NewTurn{
+		retry,
+		retry,
+		{OwnerID: u.ID, ConversationID: c2.ID, Replaces: second.UserMessageID, Input: toolmark.TurnInput{Content: "x"}},
+		{OwnerID: u.ID, ConversationID: c3.ID, Input: toolmark.TurnInput{Content: "plain"}},
+	})
+	if r := out[0]; r.Err != nil || !r.Created || r.Turn.LastSeq != 1 || r.Turn.LeaseOwner != "creator" {
+		t.Fatalf("retry: %+v", r)
+	}
+	if r := out[1]; r.Err != nil || r.Created || r.Turn.ID != out[0].Turn.ID {
+		t.Errorf("the retry repeated: %+v, want the first, not created", r)
+	}
+	wantCode(t, "replacing a replaced question", out[2].Err, toolmark.ENOTFOUND)
+	if r := out[3]; r.Err != nil || !r.Created || r.Turn.LastSeq != 0 || r.Turn.LeaseOwner != "" {
+		t.Errorf("turn without a lease: %+v", r)
+	}
+	if n := count(t, db, `select count(*) from messages where id = any($1) and replaced_by = $2`,
+		[]string{first.UserMessageID, first.AssistantMessageID}, out[0].Turn.ID); n != 2 {
+		t.Errorf("%d messages replaced by the retry, want 2", n)
+	}
+	if n := count(t, db, `select count(*) from messages where id = $1 and version_of = $2`, out[0].Turn.UserMessageID, first.UserMessageID); n != 1 {
+		t.Errorf("the new question is not a version of the first")
+	}
+	got, err := db.MessageAttachments(ctx, []string{out[0].Turn.UserMessageID})
+	if err != nil || len(got[out[0].Turn.UserMessageID]) != 1 {
+		t.Errorf("attachments of the retry: %+v, %v", got, err)
+	}
+	if n := count(t, db, `select count(*) from messages where conversation_id = $1`, c2.ID); n != 2 {
+		t.Errorf("%d messages in the refused conversation, want 2", n)
+	}
+}

@@ -15,6 +15,11 @@ import (
 // uploadColumns are an upload's columns for scanUpload, without its bytes.
 const uploadColumns = `id, name, media_type, size, sha256, created_at`
 
+// uploadColumnsOf is uploadColumns of the table alias a.
+func uploadColumnsOf(a string) string {
+	return a + ".id, " + a + ".name, " + a + ".media_type, " + a + ".size, " + a + ".sha256, " + a + ".created_at"
+}
+
 func scanUpload(row pgx.Row, more ...any) (toolmark.Upload, error) {
 	var u toolmark.Upload
 	var sum []byte
@@ -27,8 +32,8 @@ func scanUpload(row pgx.Row, more ...any) (toolmark.Upload, error) {
 // toolmark.CleanUploadName and SniffUpload gave them. The same bytes
 // uploaded again by the same owner are the upload made the first time
 // (its name kept). A new file that would bring the owner's uploads past
-// maxTotal bytes (when positive) is ETOOLARGE. Two uploads racing may pass
-// the total by one file.
+// maxTotal bytes (when positive) is ETOOLARGE, however many uploads race:
+// the owner's row is locked while the total is read and the file written.
 func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string, data []byte, maxTotal int64) (toolmark.Upload, error) {
 	if !validID(ownerID) {
 		return toolmark.Upload{}, notFound("user")
@@ -37,7 +42,14 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 		return toolmark.Upload{}, err
 	}
 	sum := sha256.Sum256(data)
-	u, err := scanUpload(db.pool.QueryRow(ctx, `
+	// One round trip: the batch is one implicit transaction, and the
+	// insert, a statement after the lock, reads the total as the uploads
+	// that held the lock before it left it.
+	var b pgx.Batch
+	if maxTotal > 0 {
+		b.Queue(`select 1 from users where id = $1 for update`, ownerID)
+	}
+	b.Queue(`
 		with old as (
 			select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2
 		), ins as (
@@ -49,7 +61,19 @@ func (db *DB) CreateUpload(ctx context.Context, ownerID, name, mediaType string,
 			returning `+uploadColumns+`
 		)
 		select * from old union all select * from ins`,
-		ownerID, sum[:], name, mediaType, int64(len(data)), data, maxTotal))
+		ownerID, sum[:], name, mediaType, int64(len(data)), data, maxTotal)
+	br := db.pool.SendBatch(ctx, &b)
+	var err error
+	if maxTotal > 0 {
+		_, err = br.Exec()
+	}
+	var u toolmark.Upload
+	if err == nil {
+		u, err = scanUpload(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Over the total, or the same file uploaded at the same moment.
 		u, err = scanUpload(db.pool.QueryRow(ctx, `select `+uploadColumns+` from uploads where owner_id = $1 and sha256 = $2`, ownerID, sum[:]))
@@ -126,7 +150,7 @@ func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[
 		return out, nil
 	}
 	rows, err := db.pool.Query(ctx, `
-		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, a.message_id from message_attachments a join uploads u on u.id = a.upload_id
+		select `+uploadColumnsOf("u")+`, a.message_id from message_attachments a join uploads u on u.id = a.upload_id
 		where a.message_id = any($1) order by a.message_id, a.pos`, texts(messageIDs))
 	if err != nil {
 		return nil, dbErr("reading attachments", "message", err)
@@ -144,11 +168,11 @@ func (db *DB) MessageAttachments(ctx context.Context, messageIDs []string) (map[
 }
 
 // MessageUploads returns the uploads a message carries, in order, with
-// their bytes (what the agent sends the model; they were checked to be
-// the owner's when the turn started).
+// their bytes and the text read from a PDF (what the agent sends the
+// model; they were checked to be the owner's when the turn started).
 func (db *DB) MessageUploads(ctx context.Context, messageID string) ([]toolmark.Upload, error) {
 	rows, err := db.pool.Query(ctx, `
-		select u.id, u.name, u.media_type, u.size, u.sha256, u.created_at, u.data from message_attachments a
+		select `+uploadColumnsOf("u")+`, u.data, coalesce(u.text, '') from message_attachments a
 		join uploads u on u.id = a.upload_id where a.message_id = $1 order by a.pos`, messageID)
 	if err != nil {
 		return nil, dbErr("reading attachments", "message", err)
@@ -157,12 +181,131 @@ func (db *DB) MessageUploads(ctx context.Context, messageID string) ([]toolmark.
 	var out []toolmark.Upload
 	for rows.Next() {
 		var data []byte
-		u, err := scanUpload(rows, &data)
+		var text string
+		u, err := scanUpload(rows, &data, &text)
 		if err != nil {
 			return nil, dbErr("reading attachments", "message", err)
 		}
-		u.Data = data
+		u.Data, u.Text = data, text
 		out = append(out, u)
 	}
 	return out, dbErr("reading attachments", "message", rows.Err())
+}
+
+// UploadText returns the text read from one of the owner's uploads (a
+// PDF) and whether it was read; another user's upload is ENOTFOUND.
+func (db *DB) UploadText(ctx context.Context, ownerID, id string) (text string, read bool, err error) {
+	if !validID(ownerID) || !validID(id) {
+		return "", false, uploadNotFound(id)
+	}
+	var t *string
+	err = db.pool.QueryRow(ctx, `select text from uploads where id = $1 and owner_id = $2`, id, ownerID).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, uploadNotFound(id)
+	} else if err != nil || t == nil {
+		return "", false, dbErr("reading upload text", "upload", err)
+	}
+	return *t, true, nil
+}
+
+// SetUploadText keeps the text read from an upload ("" for none).
+func (db *DB) SetUploadText(ctx context.Context, id, text string) error {
+	if err := checkText("upload text", text, 16<<20, false); err != nil {
+		return err
+	}
+	_, err := db.pool.Exec(ctx, `update uploads set text = $2 where id = $1`, id, text)
+	return dbErr("keeping upload text", "upload", err)
+}
+
+// TurnAttachments returns the uploads (without their bytes; with the text
+// read from a PDF) of the questions of the turns, in order, by turn id; a
+// turn whose question carries none is not in the map.
+func (db *DB) TurnAttachments(ctx context.Context, turnIDs []string) (map[string][]toolmark.Upload, error) {
+	out := map[string][]toolmark.Upload{}
+	if len(turnIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `
+		select `+uploadColumnsOf("u")+`, coalesce(u.text, ''), t.id from turns t
+		join message_attachments a on a.message_id = t.user_message_id join uploads u on u.id = a.upload_id
+		where t.id = any($1) order by t.id, a.pos`, texts(turnIDs))
+	if err != nil {
+		return nil, dbErr("reading attachments", "turn", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text, tid string
+		u, err := scanUpload(rows, &text, &tid)
+		if err != nil {
+			return nil, dbErr("reading attachments", "turn", err)
+		}
+		u.Text = text
+		out[tid] = append(out[tid], u)
+	}
+	return out, dbErr("reading attachments", "turn", rows.Err())
+}
+
+// UploadBytes returns the bytes of the uploads ids, by id (for the agent:
+// the uploads of a conversation's questions, checked when they were
+// attached).
+func (db *DB) UploadBytes(ctx context.Context, ids []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `select id, data from uploads where id = any($1)`, texts(ids))
+	if err != nil {
+		return nil, dbErr("reading uploads", "upload", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, dbErr("reading uploads", "upload", err)
+		}
+		out[id] = data
+	}
+	return out, dbErr("reading uploads", "upload", rows.Err())
+}
+
+// DeleteUpload deletes one of the owner's uploads; another user's, or
+// none, is ENOTFOUND. An upload a stored question carries is kept, so
+// that its conversation still shows and sends it: ECONFLICT, until the
+// conversations that hold it are deleted. The upload's row is locked
+// before the attachments are counted (one batch, one transaction), so a
+// question being written with it either holds it first or fails.
+func (db *DB) DeleteUpload(ctx context.Context, ownerID, id string) error {
+	if !validID(ownerID) || !validID(id) {
+		return uploadNotFound(id)
+	}
+	var b pgx.Batch
+	b.Queue(`select 1 from uploads where id = $1 and owner_id = $2 for update`, id, ownerID)
+	b.Queue(`
+		with d as (
+			delete from uploads where id = $1 and owner_id = $2
+			  and not exists (select 1 from message_attachments where upload_id = $1)
+			returning 1
+		)
+		select (select count(*) from d), (select count(*) from message_attachments where upload_id = $1),
+			coalesce((select name from uploads where id = $1 and owner_id = $2), '')`, id, ownerID)
+	br := db.pool.SendBatch(ctx, &b)
+	var deleted, attached int
+	var name string
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&deleted, &attached, &name)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return dbErr("deleting upload", "upload", err)
+	case deleted == 1:
+		return nil
+	case name == "":
+		return uploadNotFound(id)
+	}
+	return toolmark.Errorf(toolmark.ECONFLICT, "file %q is attached to %d question(s) and is kept while they are: delete their conversations first", name, attached)
 }

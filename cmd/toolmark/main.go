@@ -23,6 +23,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/toolmark/toolmark/internal/pdftext"
 	"github.com/toolmark/toolmark/simplifiedagent"
 )
 
@@ -101,6 +102,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "pdftext": // the child that reads a PDF's text for serve (pdfTextCommand)
+		return pdftext.Serve(args[1:], stdin, stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

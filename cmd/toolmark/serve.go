@@ -125,6 +125,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Models:     models,
 		SearxNGURL: os.Getenv("TOOLMARK_SEARXNG_URL"), FetchAllow: allow, MCP: mcpCfg,
 		MaxTurns: *maxTurns, LeaseTTL: *leaseTTL, Retention: *retention, MaxMessage: *maxMessage, Uploads: *uploads, StreamWrites: *streamWrites, Logger: log,
+		PDFText: pdfTextCommand(),
 	})
 	if err != nil {
 		return err
@@ -263,4 +264,16 @@ func uploadFlags(fs *flag.FlagSet) *app.UploadLimits {
 	fs.IntVar(&u.Files, "max-uploads-per-turn", 10, "most files a turn (and an upload request) takes")
 	fs.Int64Var(&u.User, "max-user-upload-bytes", 500<<20, "most bytes of uploads a user keeps in all")
 	return &u
+}
+
+// pdfTextCommand is how serve reads PDFs' text: this executable's
+// "pdftext" command in a child process, so that a hostile PDF cannot hang
+// or exhaust the server; in the server itself when the executable cannot
+// be found.
+func pdfTextCommand() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, "pdftext"}
 }

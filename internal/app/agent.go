@@ -177,11 +177,19 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc
 		return err
 	}
 	model := a.model(in.Turn.Model).llm
+	info, ok := a.infos.Find(in.Turn.Model)
+	if !ok {
+		info = a.infos.Default()
+	}
+	if err := a.historyFiles(ctx, in.History, files, info.Documents); err != nil {
+		return err
+	}
 	req := simplifiedagent.Request{
 		Model:       model,
 		History:     simplifiedagent.BuildHistory(in.Summary, in.History),
 		Input:       in.UserText,
 		Attachments: files,
+		Documents:   info.Documents,
 		Tools:       a.toolsNow(model),
 		System:      systemPrompt,
 		Retry:       a.retry,
@@ -191,6 +199,34 @@ func (a *agent) run(ctx context.Context, in runner.Input, emit toolmark.EmitFunc
 		req.Resume = r
 	}
 	_, err = simplifiedagent.Run(ctx, req, emit)
+	return err
+}
+
+// historyFiles gives the earlier questions of hist their files, as many as
+// fit in the attachment budget beside the question's own (see
+// simplifiedagent.HistoryFiles): two queries, the second only for bytes
+// that go.
+func (a *agent) historyFiles(ctx context.Context, hist []toolmark.HistoryTurn, current []toolmark.Upload, documents bool) error {
+	ids := make([]string, len(hist))
+	for i, h := range hist {
+		ids[i] = h.TurnID
+	}
+	atts, err := a.db.TurnAttachments(ctx, ids)
+	if err != nil || len(atts) == 0 {
+		return err
+	}
+	for i := range hist {
+		hist[i].Attachments = atts[hist[i].TurnID]
+	}
+	load := simplifiedagent.HistoryFiles(hist, current, 0, documents)
+	ids = ids[:0]
+	for _, u := range load {
+		ids = append(ids, u.ID)
+	}
+	data, err := a.db.UploadBytes(ctx, ids)
+	for _, u := range load {
+		u.Data = data[u.ID]
+	}
 	return err
 }
 

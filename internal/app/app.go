@@ -81,7 +81,10 @@ type Config struct {
 	// StreamWrites is who writes a caught-up follower's events:
 	// api.StreamWritesHub (default) or api.StreamWritesFollower.
 	StreamWrites string
-	ContextChar  int // history budget in characters before compaction
+	// PDFText is the command that reads PDFs' text in a child process
+	// (api.Config.PDFText; "toolmark pdftext"); empty: in the server.
+	PDFText     []string
+	ContextChar int // history budget in characters before compaction
 	// MCP is the operator's MCP servers (nil for none): their tools join
 	// the built-in ones.
 	MCP    *mcptools.Config
@@ -155,6 +158,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Info:           api.Info{Model: ag.name, Demo: ag.demo, Version: Version},
 		MaxUploadBytes: cfg.Uploads.File, MaxUploadsPerTurn: cfg.Uploads.Files, MaxUserUploadBytes: cfg.Uploads.User,
 		MaxMessageBytes: cfg.MaxMessage, Heartbeat: cfg.Heartbeat, StreamWriteTimeout: cfg.StreamWriteTimeout, StreamWrites: cfg.StreamWrites,
+		PDFText: cfg.PDFText,
 	})
 	return a, nil
 }

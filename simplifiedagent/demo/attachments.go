@@ -11,9 +11,10 @@ import (
 
 // attachmentNotes is what the demo model says of the files attached to a
 // question (the parts after its text, each headed by
-// toolmark.AttachmentHeader): each file's name, type and size, and a text
-// file's first line. Names and lines are the user's, hostile: they are
-// written as Markdown text, every punctuation character escaped.
+// toolmark.AttachmentHeader): each file's name, type and size, and the
+// first line of a text file or of a PDF's text (a PDF goes to the demo as
+// its text: toolmark.AcceptsOf). Names and lines are the user's, hostile:
+// they are written as Markdown text, every punctuation character escaped.
 func attachmentNotes(mc llms.MessageContent) string {
 	var b strings.Builder
 	for _, p := range mc.Parts[min(1, len(mc.Parts)):] {
@@ -26,7 +27,8 @@ func attachmentNotes(mc llms.MessageContent) string {
 			continue
 		}
 		fmt.Fprintf(&b, "- %s (%s, %d bytes)", toolmark.EscapeMarkdown(u.Name), toolmark.EscapeMarkdown(u.MediaType), u.Size)
-		if line, _, _ := strings.Cut(strings.TrimPrefix(rest, "\n"), "\n"); toolmark.Kind(u.MediaType) == toolmark.KindText && strings.TrimSpace(line) != "" {
+		line, _, _ := strings.Cut(strings.TrimPrefix(rest, "\n"), "\n")
+		if toolmark.Kind(u.MediaType) != toolmark.KindImage && strings.TrimSpace(line) != "" {
 			fmt.Fprintf(&b, ", which begins: %s", toolmark.EscapeMarkdown(line))
 		}
 		b.WriteString("\n")
