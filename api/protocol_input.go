@@ -148,7 +148,32 @@ func (s *Server) checkQuestion(r *http.Request, ownerID string, q *protocolQuest
 	if err != nil {
 		return err
 	}
+	if err := s.readQuestionPDFs(r, ownerID, q, all, m); err != nil {
+		return err
+	}
 	return toolmark.CheckAttachments(all, m)
+}
+
+// readQuestionPDFs reads, for a model that takes no documents, the text of
+// the question's PDFs (all: its inline files, then the uploads it names),
+// as a turn started with them would: an inline file's text is kept with it
+// when it is kept, so that it is read once.
+func (s *Server) readQuestionPDFs(r *http.Request, ownerID string, q *protocolQuestion, all []toolmark.Upload, m toolmark.ModelInfo) error {
+	if m.Documents {
+		return nil
+	}
+	for i := range q.inline {
+		f := &q.inline[i]
+		if toolmark.Kind(f.mediaType) != toolmark.KindDocument {
+			continue
+		}
+		text, _, err := s.textOfPDF(r.Context(), f.name, f.data, m)
+		if err != nil {
+			return err
+		}
+		f.text, all[i].Text = &text, text
+	}
+	return s.readPDFTexts(r.Context(), ownerID, all[len(q.inline):], m)
 }
 
 // startQuestion starts the turn of a checked question in its chat's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/harness/testpdf"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -232,5 +233,51 @@ func TestProtocolQuestionsRefused(t *testing.T) {
 	}
 	if st, _, _ := alice.do("GET", "/api/conversations/chat-x", ""); st != http.StatusNotFound {
 		t.Errorf("refused questions left a conversation: %d", st)
+	}
+}
+
+// TestProtocolPDFAsText: a PDF for a model that takes no documents goes as
+// its text through the AI SDK and AG-UI routes, as through a turn's own
+// route — inline (its text read once, before anything is kept, and kept
+// with the upload) or named by an upload's URL; a PDF without text is
+// refused before anything starts.
+func TestProtocolPDFAsText(t *testing.T) {
+	t.Parallel()
+	_, alice, _ := tokenServerWith(t, testserver.Options{Models: protocolModels})
+	report := testpdf.New(t, "", "Quarterly report\nRevenue rose")
+	minutes := mustUpload(t, alice, "minutes.pdf", string(testpdf.New(t, "", "Minutes of the meeting")))
+	aiSDK := func(chat string, files ...map[string]any) string {
+		parts := append([]map[string]any{{"type": "text", "text": "Read this"}}, files...)
+		b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "model": "words",
+			"messages": []map[string]any{{"id": "q1", "role": "user", "parts": parts}}})
+		return string(b)
+	}
+	agui := func(chat string, src map[string]any) string {
+		b, _ := json.Marshal(map[string]any{"threadId": chat, "runId": "r1", "forwardedProps": map[string]any{"model": "words"},
+			"messages": []map[string]any{{"id": "q1", "role": "user", "content": []map[string]any{{"type": "text", "text": "Read this"},
+				{"type": "document", "source": src, "metadata": map[string]any{"filename": "report.pdf"}}}}}})
+		return string(b)
+	}
+	for _, tt := range []struct{ name, chat, path, body, want string }{
+		{"ag-ui inline", "chat-agui-pdf", "/api/ag-ui", agui("chat-agui-pdf", map[string]any{"type": "data", "value": base64.StdEncoding.EncodeToString(report), "mimeType": "application/pdf"}), "Quarterly report"},
+		{"ai-sdk inline", "chat-sdk-pdf", "/api/ai-sdk/chat", aiSDK("chat-sdk-pdf", map[string]any{"type": "file", "mediaType": "application/pdf", "filename": "report.pdf", "url": dataURL("application/pdf", report)}), "Quarterly report"},
+		{"ai-sdk upload", "chat-sdk-minutes", "/api/ai-sdk/chat", aiSDK("chat-sdk-minutes", map[string]any{"type": "file", "mediaType": "application/pdf", "filename": "minutes.pdf", "url": minutes.URL}), "Minutes of the meeting"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if st, _, b := alice.do("POST", tt.path, tt.body); st != http.StatusOK {
+				t.Fatalf("got %d %s", st, b)
+			}
+			files, model, answer := askedTurn(t, alice, tt.chat)
+			if len(files) != 1 || !strings.HasSuffix(files[0], " application/pdf") || model != "words" || !strings.Contains(answer, tt.want) {
+				t.Errorf("files %q, model %q, answer:\n%s\nwant the PDF's first line %q, by words", files, model, answer, tt.want)
+			}
+		})
+	}
+	st, _, b := alice.do("POST", "/api/ai-sdk/chat", aiSDK("chat-scan", map[string]any{"type": "file", "mediaType": "application/pdf", "filename": "scan.pdf", "url": dataURL("application/pdf", testpdf.New(t, "", ""))}))
+	if st != http.StatusBadRequest || !strings.Contains(string(b), `\"scan.pdf\" is a PDF whose text cannot be read (it has no text`) {
+		t.Errorf("a PDF without text: got %d %s, want a 400 naming it", st, b)
+	}
+	if st, _, _ := alice.do("GET", "/api/conversations/chat-scan", ""); st != http.StatusNotFound {
+		t.Errorf("a refused PDF left a conversation: %d", st)
 	}
 }

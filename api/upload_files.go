@@ -14,6 +14,7 @@ import (
 type uploadedFile struct {
 	name, mediaType string
 	data            []byte
+	text            *string // a PDF's text, when it was read before the file was kept
 }
 
 // typeUpload types a file's bytes (toolmark.SniffUpload, never the name or
@@ -38,6 +39,11 @@ func (s *Server) keepUploads(ctx context.Context, ownerID string, files []upload
 		up, err := s.cfg.Store.CreateUpload(ctx, ownerID, f.name, f.mediaType, f.data, s.cfg.MaxUserUploadBytes)
 		if err != nil {
 			return nil, err
+		}
+		if f.text != nil {
+			if err := s.cfg.Store.SetUploadText(ctx, up.ID, *f.text); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, up)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/pdftext"
@@ -44,14 +45,27 @@ func (s *Server) readPDFText(ctx context.Context, ownerID string, u toolmark.Upl
 	if err != nil {
 		return "", err
 	}
-	text, readErr := s.cfg.PDFText.Text(ctx, full.Data, pdftext.Limits{MaxBytes: int(max(s.cfg.MaxUploadBytes, 1))})
-	if !errors.Is(readErr, pdftext.ErrTooSlow) {
+	text, keep, readErr := s.textOfPDF(ctx, u.Name, full.Data, m)
+	if keep {
 		if err := s.cfg.Store.SetUploadText(ctx, u.ID, text); err != nil {
 			return "", err
 		}
 	}
+	return text, readErr
+}
+
+// textOfPDF reads the text of the PDF named name for model m, which takes
+// no documents; keep says whether the result may be kept with the upload
+// (not when reading took too long: another time it may not). A PDF whose
+// text cannot be read is refused with why.
+func (s *Server) textOfPDF(ctx context.Context, name string, data []byte, m toolmark.ModelInfo) (text string, keep bool, err error) {
+	text, readErr := s.cfg.PDFText.Text(ctx, data, pdftext.Limits{MaxBytes: int(max(s.cfg.MaxUploadBytes, 1))})
+	keep = !errors.Is(readErr, pdftext.ErrTooSlow)
 	if readErr != nil {
-		return "", toolmark.PDFTextError(u.Name, m.Label, readErr.Error())
+		return "", keep, toolmark.PDFTextError(name, m.Label, readErr.Error())
 	}
-	return text, nil
+	if strings.TrimSpace(text) == "" {
+		return "", keep, toolmark.PDFTextError(name, m.Label, "")
+	}
+	return text, keep, nil
 }
