@@ -169,6 +169,9 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, m.chat.changed())
 	case frameMsg:
 		return m, m.chat.frameDue()
+	case settleMsg:
+		m.chat.settle()
+		return m, nil
 	case attachedMsg:
 		m.attached = append(m.attached, msg.upload)
 		m.notice = attachedLine(m.attached)

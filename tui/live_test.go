@@ -31,7 +31,7 @@ func TestLiveBlockRendersAsWhole(t *testing.T) {
 			whole := newRenderer(80, "dark")
 			for n := 7; n < len(tt.text)+7; n += 37 {
 				block := "\n" + markdown.HoldBack(tt.text[:min(n, len(tt.text))])
-				got := visible(r.liveBlock(block))
+				got := visible(strings.Join(r.liveBlock(block), "\n"))
 				want := visible(whole.render(plainOpenFence(block)))
 				if got != want {
 					t.Fatalf("after %d bytes (%d lines frozen):\n got %q\nwant %q", n, len(r.frozen.lines), tail(got), tail(want))
