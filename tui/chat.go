@@ -128,17 +128,18 @@ func (c *chat) changed() tea.Cmd {
 type settleMsg struct{}
 
 // ended draws the live turn that just ended at once, its answer as it was
-// drawn while it streamed — its end shows without waiting for the whole
-// answer to be rendered again (the highlighting of a long code block takes
-// a tenth of a second) — and returns the command that asks for the full
-// rendering right after.
+// drawn while it streamed, and returns the command that asks for the full
+// rendering a frame later: the highlighting of a long code block takes a
+// tenth of a second and more, and its garbage keeps the program from
+// putting the end on the screen meanwhile; drawn first, the end shows at
+// once.
 func (c *chat) ended() tea.Cmd {
 	c.settling = !c.expanded
 	c.draw(false)
 	if !c.settling {
 		return nil
 	}
-	return func() tea.Msg { return settleMsg{} }
+	return tea.Tick(frameInterval, func(time.Time) tea.Msg { return settleMsg{} })
 }
 
 // settle draws the turn that ended rendered whole.
