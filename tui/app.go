@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/spinner"
@@ -233,10 +234,5 @@ func (m *model) statusLine() string {
 	return styleMuted.Render(hints(m.width, m.mode, m.chat.running()))
 }
 
-func joinLines(lines ...string) string {
-	out := lines[0]
-	for _, l := range lines[1:] {
-		out += "\n" + l
-	}
-	return out
-}
+// joinLines joins lines in one copy (the body is most of the screen).
+func joinLines(lines ...string) string { return strings.Join(lines, "\n") }
