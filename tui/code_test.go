@@ -7,8 +7,9 @@ import (
 
 // TestCodePiece: the lines of an open plain code block written from the
 // learnt pattern are glamour's, byte for byte, at every width and style;
-// a line the pattern cannot vouch for (wide characters, as wide as the
-// block) and a style without the pattern are left to glamour.
+// a line the pattern cannot vouch for (wide or combining characters, as
+// wide as the block, a control character: nothing but printable ASCII is
+// written as it is) and a style without the pattern are left to glamour.
 func TestCodePiece(t *testing.T) {
 	const head = "```text\n"
 	for _, width := range []int{30, 80, 120} {
@@ -27,7 +28,7 @@ func TestCodePiece(t *testing.T) {
 					t.Errorf("%d %s %q: not written from the pattern", width, style, rest)
 				}
 			}
-			for _, rest := range []string{"中文\n", strings.Repeat("y", cols) + "\n", "e\u0301\n"} {
+			for _, rest := range []string{"中文\n", strings.Repeat("y", cols) + "\n", "e\u0301\n", "\x1b[31mred\n", "\x7f\n"} {
 				if _, ok := r.codePiece(head, rest); ok {
 					t.Errorf("%d %s %q: written from the pattern", width, style, rest)
 				}
