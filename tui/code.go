@@ -27,11 +27,7 @@ func (r *renderer) codePiece(head, rest string) ([]string, bool) {
 	if head == "" {
 		return nil, false
 	}
-	cs := r.codeStyleFor(head)
-	if cs == nil {
-		return nil, false
-	}
-	return cs.render(strings.Split(strings.TrimSuffix(rest, "\n"), "\n"))
+	return r.codeStyleFor(head).render(strings.Split(strings.TrimSuffix(rest, "\n"), "\n"))
 }
 
 // line renders one line of code; false when the pattern does not vouch
@@ -53,8 +49,8 @@ func (cs *codeStyle) line(text string, first bool) (string, bool) {
 }
 
 // codeStyleFor returns the pattern of code lines after the fence line
-// head, learnt on first use; nil when glamour's rendering does not follow
-// one.
+// head, learnt on first use; one that vouches for no line when glamour's
+// rendering does not follow it (the notty style).
 func (r *renderer) codeStyleFor(head string) *codeStyle {
 	if r.code != nil && r.code.head == head {
 		return r.code
