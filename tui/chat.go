@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -31,7 +30,7 @@ type entry struct {
 	err          error
 	// rendered caches a finished turn's lines per view (collapsed,
 	// expanded) at the renderer's width.
-	rendered [2]string
+	rendered [2][]string
 }
 
 // frameInterval is the least time between two draws of a streaming turn
@@ -63,6 +62,10 @@ type chat struct {
 
 	dirty, scheduled bool
 	lastDraw         time.Time
+	// settling: the live turn ended and was drawn as it streamed; its
+	// full rendering is due (settle).
+	settling bool
+	lines    []string // the transcript's lines, rebuilt in place at each draw
 }
 
 func newChat(width int, style string) *chat {
@@ -97,7 +100,7 @@ func (c *chat) setStyle(style string) {
 func (c *chat) forget() {
 	for _, list := range [][]*entry{c.history, c.snapshot} {
 		for _, e := range list {
-			e.rendered = [2]string{}
+			e.rendered = [2][]string{}
 		}
 	}
 }
@@ -120,6 +123,33 @@ func (c *chat) changed() tea.Cmd {
 	return nil
 }
 
+// settleMsg asks for the full rendering of the turn that just ended
+// (chat.ended).
+type settleMsg struct{}
+
+// ended draws the live turn that just ended at once, its answer as it was
+// drawn while it streamed, and returns the command that asks for the full
+// rendering a frame later: the highlighting of a long code block takes a
+// tenth of a second and more, and its garbage keeps the program from
+// putting the end on the screen meanwhile; drawn first, the end shows at
+// once.
+func (c *chat) ended() tea.Cmd {
+	c.settling = !c.expanded
+	c.draw(false)
+	if !c.settling {
+		return nil
+	}
+	return tea.Tick(frameInterval, func(time.Time) tea.Msg { return settleMsg{} })
+}
+
+// settle draws the turn that ended rendered whole.
+func (c *chat) settle() {
+	if c.settling {
+		c.settling = false
+		c.redraw()
+	}
+}
+
 // frameDue draws what a change put off.
 func (c *chat) frameDue() tea.Cmd {
 	c.scheduled = false
@@ -140,7 +170,8 @@ func (c *chat) redraw() {
 // was there (or when follow is set).
 func (c *chat) draw(follow bool) {
 	atBottom := c.vp.atBottom() || follow
-	c.vp.setContent(c.transcript())
+	c.lines = c.transcript(c.lines[:0])
+	c.vp.setLines(c.lines)
 	if atBottom {
 		c.vp.gotoBottom()
 	}
@@ -157,79 +188,100 @@ func (c *chat) toggleExpanded() {
 		if c.live != nil {
 			frozen := *c.live
 			frozen.acc = c.live.acc.Clone()
-			frozen.rendered = [2]string{}
+			frozen.rendered = [2][]string{}
 			c.snapshot = append(c.snapshot, &frozen)
 		}
 	}
 	c.draw(true)
 }
 
-// transcript renders the conversation: the history and the live turn, or
-// the snapshot.
-func (c *chat) transcript() string {
+// transcript appends the conversation's lines to dst: the history and the
+// live turn, or the snapshot. A finished turn's lines are rendered once and
+// shared; the live turn's are its answer's finished blocks, shared too, and
+// the lines of what is still being written.
+func (c *chat) transcript(dst []string) []string {
 	view, list, live := 0, c.history, c.live
 	if c.expanded {
 		view, list, live = 1, c.snapshot, nil
 	}
-	var parts []string
+	parts := 0
+	part := func(lines []string) {
+		if parts > 0 {
+			dst = append(dst, "")
+		}
+		if len(lines) == 0 {
+			lines = []string{""}
+		}
+		dst = append(dst, lines...)
+		parts++
+	}
 	if c.more {
-		parts = append(parts, styleMuted.Render("↑ PgUp at the top shows earlier messages"))
+		part([]string{styleMuted.Render("↑ PgUp at the top shows earlier messages")})
 	}
 	for _, e := range list {
-		if e.rendered[view] == "" || e.running {
-			e.rendered[view] = c.entryView(e, c.expanded)
+		if e.rendered[view] == nil || e.running {
+			e.rendered[view] = c.entryView(nil, e, c.expanded)
 		}
-		parts = append(parts, e.rendered[view])
+		part(e.rendered[view])
 	}
 	if live != nil {
-		parts = append(parts, c.entryView(live, false))
+		if parts > 0 {
+			dst = append(dst, "")
+		}
+		start := len(dst)
+		dst = c.entryView(dst, live, false)
+		if len(dst) == start {
+			dst = append(dst, "")
+		}
+		parts++
 	}
-	if len(parts) == 0 {
-		return styleMuted.Render("No messages yet. Ask something below; /help lists the commands.")
+	if parts == 0 {
+		return append(dst, styleMuted.Render("No messages yet. Ask something below; /help lists the commands."))
 	}
-	return strings.Join(parts, "\n\n")
+	return dst
 }
 
-// entryView renders one turn: the user's message, the answer and, while
-// it runs, its status line. A frozen turn (the expanded view's) shows no
-// spinner.
-func (c *chat) entryView(e *entry, frozen bool) string {
-	var b strings.Builder
+// entryView appends the lines of one turn to dst: the user's message, the
+// answer and, while it runs, its status line. A frozen turn (the expanded
+// view's) shows no spinner.
+func (c *chat) entryView(dst []string, e *entry, frozen bool) []string {
+	start := len(dst)
 	if e.user != "" {
-		b.WriteString(styleUser.Render("› ") + ansi.Wrap(Sanitize(e.user), max(c.width-2, 10), "") + "\n")
+		dst = addLines(dst, styleUser.Render("› ")+ansi.Wrap(Sanitize(e.user), max(c.width-2, 10), ""))
 		if v := versionLine(e); v != "" {
-			b.WriteString(styleMuted.Render(v) + "\n")
+			dst = append(dst, styleMuted.Render(v))
 		}
 	}
 	if e.acc == nil {
-		return strings.TrimRight(b.String(), "\n")
+		return trimBlank(dst, start)
 	}
 	frame := c.frame
 	if frozen {
 		frame = "…"
 	}
-	if ans := c.r.turn(turnView{acc: e.acc, expanded: c.expanded, frame: frame}); ans != "" {
-		b.Grow(len(ans) + 256)
-		b.WriteString(ans)
-		b.WriteByte('\n')
-	}
+	dst = c.r.turnLines(dst, turnView{acc: e.acc, expanded: c.expanded, frame: frame, live: e == c.live && (e.running || c.settling)})
+	dst = trimBlank(dst, start)
+	var status string
 	switch {
 	case e.running && frozen:
-		b.WriteString(styleMuted.Render("… still running when this view was taken") + "\n")
+		status = styleMuted.Render("… still running when this view was taken")
 	case e.running && e.reconnecting != nil:
-		b.WriteString(styleWarn.Render(fmt.Sprintf("⟳ reconnecting… (attempt %d)", e.reconnecting.Attempt)) + "\n")
+		status = styleWarn.Render(fmt.Sprintf("⟳ reconnecting… (attempt %d)", e.reconnecting.Attempt))
 	case e.running && e.cancelling:
-		b.WriteString(styleMuted.Render(c.frame+" cancelling… (Ctrl-C again to quit)") + "\n")
+		status = styleMuted.Render(c.frame + " cancelling… (Ctrl-C again to quit)")
 	case e.running && e.acc.Bubble() != "":
-		b.WriteString(statusLine(e.acc.Bubble(), c.frame) + "\n")
+		status = statusLine(e.acc.Bubble(), c.frame)
+	}
+	if status != "" {
+		dst = addLines(dst, status)
 	}
 	if e.err != nil {
-		b.WriteString(styleErr.Render(markErr+" "+errText(e.err)) + "\n")
+		dst = addLines(dst, styleErr.Render(markErr+" "+errText(e.err)))
 	}
 	if u := usageLine(e); u != "" {
-		b.WriteString(styleMuted.Render(u) + "\n")
+		dst = addLines(dst, styleMuted.Render(u))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return trimBlank(dst, start)
 }
 
 // view is the viewport.
@@ -276,11 +328,12 @@ func entriesOf(msgs []client.Message) []*entry {
 func (c *chat) prepend(older []*entry) {
 	if n := len(older); n > 0 && len(c.history) > 0 && older[n-1].acc == nil && c.history[0].user == "" {
 		c.history[0].user = older[n-1].user
-		c.history[0].rendered = [2]string{}
+		c.history[0].rendered = [2][]string{}
 		older = older[:n-1]
 	}
 	lines := c.vp.lineCount()
 	c.history = append(older, c.history...)
-	c.vp.setContent(c.transcript())
+	c.lines = c.transcript(c.lines[:0])
+	c.vp.setLines(c.lines)
 	c.vp.scroll(c.vp.lineCount() - lines)
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -61,14 +62,16 @@ func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
 		return false
 	}
 	e := c.history[k]
-	if e.rendered[0] == "" {
-		e.rendered[0] = c.entryView(e, false)
+	if e.rendered[0] == nil {
+		e.rendered[0] = c.entryView(nil, e, false)
 	}
-	lines := strings.Split(e.rendered[0], "\n")
+	// The turn's lines are shared with the renderer's cache: the match is
+	// marked in a copy.
+	lines := slices.Clone(e.rendered[0])
 	from := 0
 	if msgs[i].Role != toolmark.RoleUser && e.user != "" {
 		// The hit is in the answer: its lines come after the question's.
-		from = strings.Count(c.entryView(&entry{user: e.user, msgID: e.msgID, versions: e.versions}, false), "\n") + 1
+		from = len(c.entryView(nil, &entry{user: e.user, msgID: e.msgID, versions: e.versions}, false))
 	}
 	at := from
 	for j := from; j < len(lines); j++ {
@@ -77,7 +80,7 @@ func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
 			break
 		}
 	}
-	e.rendered[0] = strings.Join(lines, "\n")
+	e.rendered[0] = lines
 	// The turn's first line: the lines of the parts before it, each
 	// followed by a blank line (transcript joins them so).
 	top := 0
@@ -85,9 +88,10 @@ func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
 		top = 2
 	}
 	for _, prev := range c.history[:k] {
-		top += strings.Count(prev.rendered[0], "\n") + 2
+		top += max(len(prev.rendered[0]), 1) + 1
 	}
-	c.vp.setContent(c.transcript())
+	c.lines = c.transcript(c.lines[:0])
+	c.vp.setLines(c.lines)
 	c.vp.show(top+at, top)
 	return true
 }

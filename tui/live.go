@@ -36,26 +36,28 @@ type liveLines struct {
 	lines []string // the rendered lines of src, to be continued
 }
 
-// liveBlock renders the trailing block of a streaming answer. It keeps its
-// last rendering only, not in the cache: the block grows at every draw,
-// and each of its versions would stay there.
-func (r *renderer) liveBlock(text string) string {
-	if text == r.live.src {
-		return r.live.out
+// liveBlock renders the trailing block of a streaming answer as lines. It
+// keeps its last rendering only, not in the cache: the block grows at
+// every draw, and each of its versions would stay there.
+func (r *renderer) liveBlock(text string) []string {
+	if text != r.live.src {
+		t := plainOpenFence(strings.TrimLeft(text, "\n")) // the blank lines before it render as nothing
+		r.live.src, r.live.lines = text, r.incremental(t)
+		if len(r.live.lines) == 1 && r.live.lines[0] == "" {
+			r.live.lines = nil // nothing to show
+		}
 	}
-	t := plainOpenFence(strings.TrimLeft(text, "\n")) // the blank lines before it render as nothing
-	r.live.src, r.live.out = text, r.incremental(t)
-	return r.live.out
+	return r.live.lines[:len(r.live.lines):len(r.live.lines)]
 }
 
 // incremental renders t, the trailing block, from its frozen lines on.
-func (r *renderer) incremental(t string) string {
+func (r *renderer) incremental(t string) []string {
 	f := &r.frozen
 	kind := blockKind(t)
 	if kind == "" || !strings.HasPrefix(t, f.src) || f.head != "" && !strings.HasPrefix(t, f.head) {
 		*f = liveLines{}
 		if kind == "" {
-			return r.render(t)
+			return splitRendered(r.render(t))
 		}
 	}
 	if kind == "code" && f.src == "" {
@@ -68,7 +70,15 @@ func (r *renderer) incremental(t string) string {
 		r.freeze(kind, rest, lines)
 		lines = r.piece(f.head, t[len(f.src):])
 	}
-	return strings.Join(append(f.lines[:len(f.lines):len(f.lines)], lines...), "\n")
+	return append(f.lines[:len(f.lines):len(f.lines)], lines...)
+}
+
+// splitRendered cuts a rendering into its lines (none for nothing).
+func splitRendered(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // piece renders rest, the source after the frozen lines, as lines that
@@ -78,7 +88,10 @@ func (r *renderer) piece(head, rest string) []string {
 	if rest == "" {
 		return nil
 	}
-	out := strings.Split(r.render(head+rest), "\n")
+	out, ok := r.codePiece(head, rest)
+	if !ok {
+		out = strings.Split(r.render(head+rest), "\n")
+	}
 	if head != "" && len(r.frozen.lines) > 0 && len(out) > 0 {
 		out = out[1:]
 	}

@@ -19,18 +19,25 @@ type pane struct {
 
 	shown string // the last view, kept until the lines, size or position change
 	fresh bool
+	// cut is the lines of the last view, cut to the width, by their
+	// source: a line still shown after a scroll is not measured again.
+	cut, prev map[string]string
 }
 
 // setSize sets the pane's size.
 func (p *pane) setSize(width, height int) {
+	if width != p.width {
+		clear(p.cut) // cut to another width
+	}
 	p.width, p.height = width, max(height, 1)
 	p.clamp()
 	p.fresh = false
 }
 
-// setContent replaces the lines.
-func (p *pane) setContent(s string) {
-	p.lines = strings.Split(s, "\n")
+// setLines replaces the lines with lines, which the pane keeps (the caller
+// does not change them until it sets lines again).
+func (p *pane) setLines(lines []string) {
+	p.lines = lines
 	p.clamp()
 	p.fresh = false
 }
@@ -84,9 +91,19 @@ func (p *pane) view() string {
 		return p.shown
 	}
 	out := make([]string, p.height)
+	p.prev, p.cut = p.cut, p.prev
+	clear(p.cut)
+	if p.cut == nil {
+		p.cut = map[string]string{}
+	}
 	for i := range out {
 		if k := p.y + i; k < len(p.lines) {
-			out[i] = ansi.Truncate(p.lines[k], p.width, "…")
+			line := p.lines[k]
+			cut, ok := p.prev[line]
+			if !ok {
+				cut = ansi.Truncate(line, p.width, "…")
+			}
+			out[i], p.cut[line] = cut, cut
 		}
 	}
 	p.shown, p.fresh = strings.Join(out, "\n"), true

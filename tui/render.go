@@ -52,22 +52,29 @@ type renderer struct {
 	width int
 	style string // a glamour standard style: dark, light, notty, …
 	md    *glamour.TermRenderer
-	cache map[string]string
+	cache map[string][]string // a block's source → its rendered lines
 	// done is the streaming run's finished blocks: their source, a
-	// prefix of the run, and their rendering; a draw renders only what
-	// follows.
-	done struct{ src, out string }
-	// live is the trailing block's last source and rendering, frozen
+	// prefix of the run, and their rendered lines, only ever appended to;
+	// a draw renders only what follows.
+	done struct {
+		src   string
+		lines []string
+	}
+	// live is the trailing block's last source and rendered lines, frozen
 	// the lines of it no more text can change (live.go).
-	live   struct{ src, out string }
+	live struct {
+		src   string
+		lines []string
+	}
 	frozen liveLines
+	code   *codeStyle // how an open plain code block's line renders (code.go)
 }
 
 func newRenderer(width int, style string) *renderer {
 	if style == "" {
 		style = "dark"
 	}
-	r := &renderer{width: max(width, 20), style: style, cache: map[string]string{}}
+	r := &renderer{width: max(width, 20), style: style, cache: map[string][]string{}}
 	md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(r.width-4))
 	if err == nil {
 		r.md = md
@@ -75,58 +82,70 @@ func newRenderer(width int, style string) *renderer {
 	return r
 }
 
-// markdown renders one run of answer text (sanitised already), tabs as
-// four spaces; live holds back what its last line has not closed yet.
-func (r *renderer) markdown(text string, live bool) string {
+// markdown appends the lines of one run of answer text (sanitised
+// already) to dst, tabs as four spaces; live holds back what its last line
+// has not closed yet.
+func (r *renderer) markdown(dst []string, text string, live bool) []string {
 	// A tab is four columns: left in, the terminal moves it to its next tab
 	// stop, which the renderer's padding and wrapping do not count.
-	text = strings.ReplaceAll(text, "\t", "    ")
+	if strings.IndexByte(text, '\t') >= 0 {
+		text = strings.ReplaceAll(text, "\t", "    ")
+	}
+	start := len(dst)
 	if !live {
-		var out []string
 		for _, b := range splitBlocks(text) {
-			if md := r.block(b); md != "" {
-				out = append(out, md)
-			}
+			dst = appendBlock(dst, start, r.blockLines(b))
 		}
-		return strings.Join(out, "\n\n")
+		return dst
 	}
 	if !strings.HasPrefix(text, r.done.src) {
-		r.done.src, r.done.out = "", ""
+		r.done.src, r.done.lines = "", nil
 	}
 	blocks := splitBlocks(text[len(r.done.src):])
 	for _, b := range blocks[:max(len(blocks)-1, 0)] {
 		// Finished: rendered once, kept with the run's finished part.
 		r.done.src = text[:len(r.done.src)+strings.Index(text[len(r.done.src):], b)+len(b)]
-		r.done.out = joinRendered(r.done.out, r.block(b))
+		r.done.lines = appendBlock(r.done.lines, 0, r.blockLines(b))
 	}
+	dst = append(dst, r.done.lines...)
 	if len(blocks) == 0 {
-		return r.done.out
+		return dst
 	}
-	return joinRendered(r.done.out, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
+	return appendBlock(dst, start, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
 }
 
-// joinRendered joins two rendered pieces with a blank line.
-func joinRendered(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
+// appendBlock appends a rendered piece's lines to dst, after a blank line
+// when dst has lines since start.
+func appendBlock(dst []string, start int, lines []string) []string {
+	if len(lines) == 0 {
+		return dst
 	}
-	return a + "\n\n" + b
+	if len(dst) > start {
+		dst = append(dst, "")
+	}
+	return append(dst, lines...)
 }
 
 // block renders one block of markdown, or returns it from the cache.
 func (r *renderer) block(text string) string {
+	return strings.Join(r.blockLines(text), "\n")
+}
+
+// blockLines renders one block of markdown as lines (none for a blank
+// one), or returns them from the cache. They are shared: never changed.
+func (r *renderer) blockLines(text string) []string {
 	if out, ok := r.cache[text]; ok {
 		return out
 	}
-	out := r.render(text)
+	var out []string
+	if md := r.render(text); md != "" {
+		out = strings.Split(md, "\n")
+	}
 	if len(r.cache) > 4096 {
 		clear(r.cache)
 	}
 	r.cache[text] = out
-	return out
+	return out[:len(out):len(out)]
 }
 
 // render renders one block of markdown.
@@ -228,30 +247,33 @@ type turnView struct {
 	acc      *client.Accumulator
 	expanded bool
 	frame    string // the spinner's current frame
+	// live renders an answer that ended as one still streaming (its
+	// trailing block as it was drawn last): its end shows at once, and
+	// the full rendering follows (chat.ended).
+	live bool
 }
 
 // turn renders a turn's answer.
 func (r *renderer) turn(v turnView) string {
-	var b strings.Builder
-	b.Grow(len(r.done.out) + 4096) // the rendered answer so far, and room for its trailing block
+	return strings.Join(r.turnLines(nil, v), "\n")
+}
+
+// turnLines appends the lines of a turn's answer to dst.
+func (r *renderer) turnLines(dst []string, v turnView) []string {
+	start := len(dst)
 	if th := r.reasoning(v.acc, v.expanded, v.frame); th != "" {
-		b.WriteString(th)
-		b.WriteString("\n")
+		dst = addLines(dst, th)
 	}
 	if todos := v.acc.Todos(); len(todos) > 0 {
-		b.WriteString(r.todos(todos))
-		b.WriteString("\n")
+		dst = addLines(dst, r.todos(todos))
 	}
 	content := v.acc.Content()
 	spans := toolcallmarkup.Scan(content)
 	depth := make([]int, len(spans))
 	last := 0
-	live := !v.acc.Status().Final()
+	live := !v.acc.Status().Final() || v.live
 	text := func(s string, last bool) {
-		if md := r.markdown(Sanitize(toolcallmarkup.RestoreText(s)), live && last); md != "" {
-			b.WriteString(md)
-			b.WriteString("\n")
-		}
+		dst = r.markdown(dst, Sanitize(toolcallmarkup.RestoreText(s)), live && last)
 	}
 	for i, sp := range spans {
 		if sp.Parent >= 0 {
@@ -266,18 +288,32 @@ func (r *renderer) turn(v turnView) string {
 		}
 		c.Markup = content[sp.Start:sp.OpenEnd]
 		if v.expanded {
-			b.WriteString(r.toolBlock(c, depth[i]))
+			dst = addLines(dst, r.toolBlock(c, depth[i]))
 		} else {
-			b.WriteString(r.toolLine(c, depth[i], v.frame))
+			dst = addLines(dst, r.toolLine(c, depth[i], v.frame))
 		}
-		b.WriteString("\n")
 	}
 	text(content[last:], true)
 	if end, ok := v.acc.End(); ok && end.Status != toolmark.TurnCompleted {
-		b.WriteString(endLine(end))
-		b.WriteString("\n")
+		dst = addLines(dst, endLine(end))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return trimBlank(dst, start)
+}
+
+// addLines appends the lines of s to dst.
+func addLines(dst []string, s string) []string {
+	if strings.IndexByte(s, '\n') < 0 {
+		return append(dst, s)
+	}
+	return append(dst, strings.Split(s, "\n")...)
+}
+
+// trimBlank drops the empty lines at the end of dst, down to start.
+func trimBlank(dst []string, start int) []string {
+	for len(dst) > start && dst[len(dst)-1] == "" {
+		dst = dst[:len(dst)-1]
+	}
+	return dst
 }
 
 // endLine is the one line that tells how a turn that did not complete

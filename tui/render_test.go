@@ -128,7 +128,7 @@ func TestCodeTabs(t *testing.T) {
 	r := newRenderer(80, "dark")
 	src := "```go\nfunc f() {\n\tif x {\n\t\treturn\n\t}\n}\n```"
 	for _, live := range []bool{false, true} {
-		out := Sanitize(r.markdown(src, live))
+		out := Sanitize(strings.Join(r.markdown(nil, src, live), "\n"))
 		if !strings.Contains(out, "    if x {") || !strings.Contains(out, "        return") {
 			t.Errorf("live %v: the tabs' indentation is lost:\n%s", live, out)
 		}

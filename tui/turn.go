@@ -173,11 +173,11 @@ func (m *model) updateTurn(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 			m.chat.live.err = msg.err
 		}
-		m.endLive()
+		settle := m.endLive()
 		if m.chat.live.replaced && !m.chat.expanded {
-			return m, m.loadHistory(m.chat.convID) // with the versions of its question
+			return m, tea.Batch(settle, m.loadHistory(m.chat.convID)) // with the versions of its question
 		}
-		return m, nil
+		return m, settle
 	case cancelDoneMsg:
 		m.pending--
 		if msg.err != nil {
@@ -268,11 +268,11 @@ func (m *model) started(msg startedMsg) tea.Cmd {
 			m.chat.resize(m.width, m.bodyHeight())
 			return m.followRefused(msg)
 		}
-		m.endLive()
+		cmd := m.endLive()
 		if len(msg.files) > 0 {
 			m.notice = attachedLine(m.attached)
 		}
-		return nil
+		return cmd
 	}
 	live.turnID, live.model = msg.turnID, msg.model
 	if m.chat.title == "" {
@@ -281,8 +281,9 @@ func (m *model) started(msg startedMsg) tea.Cmd {
 	return m.stream.start(m.ctx, msg.turnID, 0)
 }
 
-// endLive ends the live turn's display.
-func (m *model) endLive() {
+// endLive ends the live turn's display; the command brings its full
+// rendering (chat.ended).
+func (m *model) endLive() tea.Cmd {
 	live := m.chat.live
 	live.running, live.cancelling, live.reconnecting = false, false, nil
 	if m.notice != "" && !m.quitting {
@@ -299,5 +300,5 @@ func (m *model) endLive() {
 			m.notice = "The answer ended (" + string(end.Status) + ") — Ctrl-O returns to the live view."
 		}
 	}
-	m.chat.draw(false)
+	return m.chat.ended()
 }
