@@ -1,6 +1,7 @@
 // (b) The network drops mid-turn: the Go test's proxy cuts the page's event
 // stream (POST /__test/cut) while the browser is offline, so the browser's
-// own reconnections fail too. After the network is back the page resumes
+// own reconnections fail too; a Stop pressed then fails and says so, and
+// its banner goes when the stream is back. After that the page resumes
 // from its last seq, the answer's text is not duplicated, the turn
 // completes, and the live text equals the stored content's text.
 import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL, recordLive, storedAnswerHTML } from './lib.mjs';
@@ -42,9 +43,18 @@ await run('drop', async (browser) => {
   await context.setOffline(true);
   const second = await (await page.request.post(baseURL + '/__test/cut')).json();
   assert(second.cut >= 1, 'the second cut found an open stream (the turn is too short?) ' + JSON.stringify(streams, null, 1));
+  // Stop while the server cannot be reached fails, and says so; once the
+  // stream is back the banner goes (the answer still runs, Stop is offered
+  // again), before the answer ends.
+  await page.click('#stop');
+  await page.waitForSelector('#error-banner:not([hidden])', { timeout: 10000 });
+  assert((await page.textContent('#error-banner')).startsWith('Could not stop the answer'), 'a Stop while offline says it failed');
   await page.waitForTimeout(1500);
   await shot(page, 'b-offline');
   await context.setOffline(false);
+  await page.waitForFunction(() => document.querySelector('#error-banner').hidden || !document.querySelector('.message--live'), null, { timeout: 30000 });
+  assert(await page.$('.message--live'), 'the failed Stop\'s banner went once the server was back, while the answer still ran');
+  assert(await page.isVisible('#stop') && await page.isEnabled('#stop'), 'Stop is offered again');
   await waitTurnEnd(page, 90000);
   await shot(page, 'b-done');
 

@@ -49,6 +49,7 @@ export class LiveTurn {
     this.error = ''; // why the turn can no longer be followed
     this.done = false;
     this.lost = false; // the stream dropped and has not come back yet
+    this.onBack = null; // called once when the stream is back after a drop
     this.retries = 0;
     this.retryTimer = null;
     this.quietTimer = null;
@@ -85,6 +86,9 @@ export class LiveTurn {
       // wrote it may be gone, and another one will finish it.
       this.lost = false;
       this.watchQuiet();
+      const back = this.onBack;
+      this.onBack = null;
+      if (back) back();
     }
   }
 
