@@ -113,9 +113,12 @@ func (r *renderer) markdown(dst []string, text string, live bool) []string {
 	return appendBlock(dst, start, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
 }
 
-// appendBlock appends a rendered piece's lines to dst, after a blank line
-// when dst has lines since start.
+// appendBlock appends a rendered block's lines to dst, less the blank
+// margins glamour puts around lists, code, quotes, tables and headings,
+// after one blank line when dst has lines since start: blocks are one
+// blank line apart, as on the page.
 func appendBlock(dst []string, start int, lines []string) []string {
+	lines = trimMargins(lines)
 	if len(lines) == 0 {
 		return dst
 	}
@@ -125,9 +128,18 @@ func appendBlock(dst []string, start int, lines []string) []string {
 	return append(dst, lines...)
 }
 
-// block renders one block of markdown, or returns it from the cache.
-func (r *renderer) block(text string) string {
-	return strings.Join(r.blockLines(text), "\n")
+// trimMargins returns lines without the lines that show nothing (glamour
+// pads them with spaces) at their start and end. It reslices: the lines
+// are shared.
+func trimMargins(lines []string) []string {
+	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
 
 // blockLines renders one block of markdown as lines (none for a blank

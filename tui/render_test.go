@@ -2,8 +2,11 @@ package tui
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
@@ -180,5 +183,25 @@ func TestUsageLine(t *testing.T) {
 	}
 	if got := thousands(1234567); got != "1,234,567" {
 		t.Errorf("thousands: %q", got)
+	}
+}
+
+// TestBlockSpacing: blocks are one blank line apart, as on the page,
+// whatever margins glamour gives a list, a code block, a quote, a table or
+// a heading — finished and while the answer streams — and the answer
+// starts with its first line of text.
+func TestBlockSpacing(t *testing.T) {
+	src := "Sources:\n\n- [1] a\n- [2] b\n\n## Head\n\nText.\n\n```go\nx := 1\n```\n\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnd."
+	want := []string{"Sources:", "", "• [1] a", "• [2] b", "", "## Head", "", "Text.", "", "x := 1", "", "│ quote", "", "a │ b", "─┼─", "1 │ 2", "", "End."}
+	for _, live := range []bool{false, true} {
+		r := newRenderer(60, "dark")
+		var got []string
+		for _, l := range r.markdown(nil, src, live) {
+			l = strings.Join(strings.Fields(ansi.Strip(l)), " ")
+			got = append(got, regexp.MustCompile(`─+`).ReplaceAllString(l, "─"))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("live %v: got\n%s\nwant\n%s", live, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }

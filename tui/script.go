@@ -315,7 +315,7 @@ func (p *printer) renderText(s string, all bool) {
 		p.pending = ""
 	}
 	for _, b := range splitBlocks(done) {
-		md := trimBlankLines(p.md.block(b))
+		md := strings.Join(trimMargins(p.md.blockLines(b)), "\n")
 		if md == "" {
 			continue
 		}
@@ -328,20 +328,6 @@ func (p *printer) renderText(s string, all bool) {
 		io.WriteString(p.out, md+"\n")
 		p.atBOL, p.afterText, p.afterLine = true, true, false
 	}
-}
-
-// trimBlankLines drops the lines with nothing to see (glamour pads them
-// with spaces) at the start and the end of a rendered block.
-func trimBlankLines(s string) string {
-	lines := strings.Split(s, "\n")
-	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
-	for len(lines) > 0 && blank(lines[0]) {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && blank(lines[len(lines)-1]) {
-		lines = lines[:len(lines)-1]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // line prints a status line of its own, indented by depth.
