@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -202,6 +203,31 @@ func TestBlockSpacing(t *testing.T) {
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("live %v: got\n%s\nwant\n%s", live, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestStoppedAnswerAsPage: an answer stopped inside an emphasis or a code
+// span shows its text as the page renders the same stored text — the
+// marker as written, since an unclosed one is text in CommonMark — and not
+// held back as while it streamed.
+func TestStoppedAnswerAsPage(t *testing.T) {
+	tags := regexp.MustCompile(`<[^>]*>`)
+	for _, text := range []string{"Stopped in *emphasis", "Stopped in **strong", "Stopped in _emph", "Stopped in `code"} {
+		page, err := markdown.Render(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSpace(html.UnescapeString(tags.ReplaceAllString(page, "")))
+		for typ, end := range map[toolmark.EventType]toolmark.TurnStatus{toolmark.EventTurnCancelled: toolmark.TurnCancelled, toolmark.EventTurnFailed: toolmark.TurnFailed} {
+			a := acc(t, toolmark.EventTextDelta, toolmark.TextDeltaData{Text: text}, typ, toolmark.TurnEndData{Status: end})
+			if !a.Status().Final() {
+				t.Fatalf("%s: the turn did not end", end)
+			}
+			lines := newRenderer(80, "dark").turnLines(nil, turnView{acc: a})
+			if got := strings.TrimSpace(ansi.Strip(lines[0])); got != want {
+				t.Errorf("%q %s: got %q, want the page's %q", text, end, got, want)
+			}
 		}
 	}
 }
