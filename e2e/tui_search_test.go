@@ -46,7 +46,7 @@ func TestTUIListAndSearch(t *testing.T) {
 // TestTUISearchHitOpensAtMatch: in a 34-turn conversation (more than the
 // first page), opening the search hit of turn 3 reads the earlier pages,
 // shows turn 3 rather than the end, and marks the match in it, at 120 and
-// at 60 columns. (TestBrowserSearchHit is the page's.)
+// at 60 columns; the mark stays when the window is resized. (TestBrowserSearchHit is the page's.)
 func TestTUISearchHitOpensAtMatch(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	c := client.New(srv.URL)
@@ -80,6 +80,17 @@ func TestTUISearchHitOpensAtMatch(t *testing.T) {
 			}
 			if ansi := tm.screenANSI(); !marked.MatchString(ansi) {
 				t.Errorf("the match is not marked:\n%s", screen)
+			}
+			// A resize renders the turns anew: the mark stays.
+			other := map[int]int{120: 90, 60: 75}[width]
+			tm.tmux("resize-window", "-t", "t", "-x", fmt.Sprint(other), "-y", "30")
+			before := screen
+			tm.waitFor("the screen drawn anew", func(s string) bool { return s != before })
+			prev := ""
+			screen = tm.waitFor("a still screen", func(s string) bool { ok := s == prev; prev = s; return ok })
+			t.Logf("resized to %d columns:\n%s", other, screen)
+			if ansi := tm.screenANSI(); !marked.MatchString(ansi) {
+				t.Errorf("the match lost its mark at %d columns:\n%s", other, screen)
 			}
 		})
 	}

@@ -58,7 +58,8 @@ type chat struct {
 	width    int
 	frame    string // the spinner's frame
 	expanded bool
-	snapshot []*entry // the expanded view's copies
+	snapshot []*entry  // the expanded view's copies
+	hit      *shownHit // the search hit marked, if any (hit.go)
 
 	dirty, scheduled bool
 	lastDraw         time.Time
@@ -75,8 +76,10 @@ func newChat(width int, style string) *chat {
 func (c *chat) running() bool { return c.live != nil && c.live.running }
 
 // resize lays the transcript out for a new size: the same content, the
-// expanded view's snapshot included, wrapped anew.
+// expanded view's snapshot included, wrapped anew; a search hit on the
+// screen stays on it, marked.
 func (c *chat) resize(width, height int) {
+	hit := c.hitInView()
 	if width != c.width {
 		c.width = width
 		c.r = newRenderer(width, c.r.style)
@@ -84,6 +87,9 @@ func (c *chat) resize(width, height int) {
 	}
 	c.vp.setSize(width, height)
 	c.draw(false)
+	if hit {
+		c.showHitLine() // wrapped anew, it moved: it stays in view
+	}
 }
 
 // setStyle renders with another markdown style.
@@ -221,6 +227,9 @@ func (c *chat) transcript(dst []string) []string {
 	for _, e := range list {
 		if e.rendered[view] == nil || e.running {
 			e.rendered[view] = c.entryView(nil, e, c.expanded)
+			if view == 0 && c.hit != nil && c.hit.e == e {
+				e.rendered[0] = c.marked(e.rendered[0])
+			}
 		}
 		part(e.rendered[view])
 	}

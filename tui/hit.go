@@ -50,6 +50,17 @@ func holding(msgs []client.Message, id string) int {
 	return -1
 }
 
+// shownHit is the search hit shown in the open conversation: its turn
+// and the text searched for. Its mark is set again each time the turn is
+// rendered anew (a resize, another style, earlier messages loaded), until
+// another conversation opens or a message is sent (clearHit).
+type shownHit struct {
+	e      *entry
+	query  string
+	answer bool // the hit is in the answer: the question's lines are not searched
+	at     int  // the line of the turn's rendering the mark is on
+}
+
 // showHit puts the turn of msgs (the history just shown) that holds the
 // hit in view, its first match marked; false when the hit is not there.
 func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
@@ -62,38 +73,75 @@ func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
 		return false
 	}
 	e := c.history[k]
-	if e.rendered[0] == nil {
-		e.rendered[0] = c.entryView(nil, e, false)
+	c.clearHit()
+	c.hit = &shownHit{e: e, query: h.query, answer: msgs[i].Role != toolmark.RoleUser && e.user != ""}
+	e.rendered[0] = nil // rendered anew, and marked (transcript)
+	c.lines = c.transcript(c.lines[:0])
+	c.vp.setLines(c.lines)
+	c.showHitLine()
+	return true
+}
+
+// hitLine returns the transcript's line the hit's mark is on and its
+// turn's first line; false when no hit is shown in the live view.
+func (c *chat) hitLine() (line, top int, ok bool) {
+	if c.hit == nil || c.expanded {
+		return 0, 0, false
 	}
-	// The turn's lines are shared with the renderer's cache: the match is
-	// marked in a copy.
-	lines := slices.Clone(e.rendered[0])
-	from := 0
-	if msgs[i].Role != toolmark.RoleUser && e.user != "" {
-		// The hit is in the answer: its lines come after the question's.
-		from = len(c.entryView(nil, &entry{user: e.user, msgID: e.msgID, versions: e.versions}, false))
-	}
-	at := from
-	for j := from; j < len(lines); j++ {
-		if marked, ok := markFirst(lines[j], h.query); ok {
-			lines[j], at = marked, j
-			break
-		}
-	}
-	e.rendered[0] = lines
-	// The turn's first line: the lines of the parts before it, each
-	// followed by a blank line (transcript joins them so).
-	top := 0
 	if c.more {
 		top = 2
 	}
-	for _, prev := range c.history[:k] {
-		top += max(len(prev.rendered[0]), 1) + 1
+	// The parts before it, each followed by a blank line (transcript joins
+	// them so).
+	for _, e := range c.history {
+		if e == c.hit.e {
+			return top + c.hit.at, top, true
+		}
+		top += max(len(e.rendered[0]), 1) + 1
 	}
-	c.lines = c.transcript(c.lines[:0])
-	c.vp.setLines(c.lines)
-	c.vp.show(top+at, top)
-	return true
+	return 0, 0, false
+}
+
+// hitInView reports whether the hit's mark is on the screen.
+func (c *chat) hitInView() bool {
+	line, _, ok := c.hitLine()
+	return ok && line >= c.vp.y && line < c.vp.y+c.vp.height
+}
+
+// showHitLine scrolls the hit's mark into view.
+func (c *chat) showHitLine() {
+	if line, top, ok := c.hitLine(); ok {
+		c.vp.show(line, top)
+	}
+}
+
+// marked returns the lines of the hit's turn, just rendered, with the
+// hit's first match marked: a copy, as the lines are shared with the
+// renderer's cache.
+func (c *chat) marked(lines []string) []string {
+	h := c.hit
+	from := 0
+	if h.answer {
+		// The hit is in the answer: its lines come after the question's.
+		from = len(c.entryView(nil, &entry{user: h.e.user, msgID: h.e.msgID, versions: h.e.versions}, false))
+	}
+	h.at = from
+	for j := from; j < len(lines); j++ {
+		if line, ok := markFirst(lines[j], h.query); ok {
+			lines = slices.Clone(lines)
+			lines[j], h.at = line, j
+			break
+		}
+	}
+	return lines
+}
+
+// clearHit takes the mark of the hit shown off its turn.
+func (c *chat) clearHit() {
+	if c.hit != nil {
+		c.hit.e.rendered[0] = nil
+		c.hit = nil
+	}
 }
 
 // markFirst sets the first occurrence of q (any case) in a rendered line

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/toolmark/toolmark"
+	"github.com/toolmark/toolmark/client"
 )
 
 func TestMarkFirst(t *testing.T) {
@@ -51,4 +54,37 @@ func FuzzMarkFirst(f *testing.F) {
 			t.Fatalf("found but not marked: %q", got)
 		}
 	})
+}
+
+// TestHitMarkKept: a search hit's mark is set again when its turn is
+// rendered anew (a resize), and goes when it is cleared (a message sent,
+// another conversation).
+func TestHitMarkKept(t *testing.T) {
+	msg := func(id string, role toolmark.MessageRole, text string) client.Message {
+		var m client.Message
+		m.ID, m.Role, m.Content, m.Status, m.TurnID = id, role, text, toolmark.MessageComplete, "t"+id
+		return m
+	}
+	msgs := []client.Message{msg("q1", toolmark.RoleUser, "First?"), msg("a1", toolmark.RoleAssistant, "Plain."),
+		msg("q2", toolmark.RoleUser, "Second?"), msg("a2", toolmark.RoleAssistant, "A quokka lease, held.")}
+	c := newChat(80, "dark")
+	c.resize(80, 10)
+	c.history = entriesOf(msgs)
+	c.draw(true)
+	marks := func() int { return strings.Count(strings.Join(c.lines, "\n"), "\x1b[7mquokka") }
+	if !c.showHit(msgs, hitAt{msgID: "a2", query: "Quokka"}) {
+		t.Fatal("the hit was not found")
+	}
+	if marks() != 1 {
+		t.Fatalf("%d marks, want 1", marks())
+	}
+	c.resize(40, 10)
+	if marks() != 1 || !c.hitInView() {
+		t.Errorf("after a resize: %d marks, in view %v", marks(), c.hitInView())
+	}
+	c.clearHit()
+	c.draw(false)
+	if marks() != 0 {
+		t.Errorf("cleared: %d marks", marks())
+	}
 }

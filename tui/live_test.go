@@ -141,7 +141,7 @@ func renderWhole(r *renderer, text string) string {
 		if i == len(blocks)-1 {
 			b = plainOpenFence(strings.TrimLeft(markdown.HoldBack(b), "\n"))
 		}
-		if md := r.render(b); md != "" {
+		if md := strings.Join(trimMargins(splitRendered(r.render(b))), "\n"); md != "" {
 			out = append(out, md)
 		}
 	}

@@ -3,7 +3,6 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"charm.land/glamour/v2"
@@ -114,9 +113,12 @@ func (r *renderer) markdown(dst []string, text string, live bool) []string {
 	return appendBlock(dst, start, r.liveBlock(markdown.HoldBack(blocks[len(blocks)-1])))
 }
 
-// appendBlock appends a rendered piece's lines to dst, after a blank line
-// when dst has lines since start.
+// appendBlock appends a rendered block's lines to dst, less the blank
+// margins glamour puts around lists, code, quotes, tables and headings,
+// after one blank line when dst has lines since start: blocks are one
+// blank line apart, as on the page.
 func appendBlock(dst []string, start int, lines []string) []string {
+	lines = trimMargins(lines)
 	if len(lines) == 0 {
 		return dst
 	}
@@ -126,9 +128,18 @@ func appendBlock(dst []string, start int, lines []string) []string {
 	return append(dst, lines...)
 }
 
-// block renders one block of markdown, or returns it from the cache.
-func (r *renderer) block(text string) string {
-	return strings.Join(r.blockLines(text), "\n")
+// trimMargins returns lines without the lines that show nothing (glamour
+// pads them with spaces) at their start and end. It reslices: the lines
+// are shared.
+func trimMargins(lines []string) []string {
+	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
 
 // blockLines renders one block of markdown as lines (none for a blank
@@ -350,57 +361,25 @@ func statusText(c client.ToolCall) string {
 	return statustext.Line(c.StatusText, c.Markup)
 }
 
-// toolLine is the collapsed view of a call: one line with its mark, name,
-// compact parameters and what it is doing or what came of it.
+// toolLine is the collapsed view of a call: its mark and the status text
+// the page shows of it. Its parameters and result are in the expanded view.
 func (r *renderer) toolLine(c client.ToolCall, depth int, frame string) string {
-	var detail string
-	switch {
-	case c.Status == toolcallmarkup.StatusSuccess:
-		detail = firstNonEmpty(statusText(c), c.Result) // the page's words ("Found 5 results for: …"); the result is in Ctrl-O
-	case c.Status == toolcallmarkup.StatusError:
-		detail = styleErr.Render(SanitizeLine(firstNonEmpty(c.Error, statusText(c))))
-	case c.Status == toolcallmarkup.StatusCancelled:
-		detail = "cancelled"
-	case c.Stage == client.StageStart:
-		detail = "preparing…"
-	case c.Stage == client.StageRunning:
-		detail = statusText(c)
-	}
-	line := strings.Repeat("  ", depth) + icon(c, frame) + " " + styleName.Render(SanitizeLine(c.Name))
-	if p := compactParams(c); p != "" {
-		line += " " + styleMuted.Render(p)
-	}
-	if detail != "" {
-		line += styleMuted.Render(" · ") + SanitizeLine(detail)
-	}
-	return ansi.Truncate(line, r.width, "…")
+	return ansi.Truncate(strings.Repeat("  ", depth)+callLine(icon(c, frame), c), r.width, "…")
 }
 
-// compactParams shows a call's arguments on one line: key="value" pairs
-// in key order, or the raw argument text while it does not parse yet.
-func compactParams(c client.ToolCall) string {
-	const maxValue = 48
-	if len(c.Args) == 0 {
-		return toolcallmarkup.ShortenRunes(SanitizeLine(c.ArgsText), 2*maxValue)
+// callLine is a call's mark and its status text on one line, as the page
+// words it ("Found 5 results for: go generics"): the subject muted, a
+// failure's error after it.
+func callLine(mark string, c client.ToolCall) string {
+	head, subject := statustext.Lines(statusText(c))
+	line := mark + " " + SanitizeLine(firstNonEmpty(head, c.Name))
+	if subject != "" {
+		line += " " + styleMuted.Render(SanitizeLine(subject))
 	}
-	keys := make([]string, 0, len(c.Args))
-	for k := range c.Args {
-		keys = append(keys, k)
+	if c.Status == toolcallmarkup.StatusError && c.Error != "" {
+		line += " " + styleErr.Render(SanitizeLine(c.Error))
 	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		var v string
-		switch x := c.Args[k].(type) {
-		case string:
-			v = `"` + toolcallmarkup.ShortenRunes(x, maxValue) + `"`
-		default:
-			b, _ := json.Marshal(x)
-			v = toolcallmarkup.ShortenRunes(string(b), maxValue)
-		}
-		parts = append(parts, k+"="+v)
-	}
-	return SanitizeLine(strings.Join(parts, " "))
+	return line
 }
 
 // toolBlock is the expanded view of a call: its line, then its full

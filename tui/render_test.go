@@ -2,12 +2,17 @@ package tui
 
 import (
 	"encoding/json"
+	"html"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
 	"github.com/toolmark/toolmark/markdown"
+	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -34,31 +39,56 @@ func call(st toolcallmarkup.Status, d toolmark.ToolCallData) toolmark.ToolCallDa
 	return d
 }
 
+// TestToolLineStages: a call's collapsed line is its mark and the status
+// text the page shows at each stage; its arguments only in the expanded
+// view.
 func TestToolLineStages(t *testing.T) {
 	r := newRenderer(100, "dark")
 	steps := []any{toolmark.EventToolCallStarted, call(toolcallmarkup.StatusPending, toolmark.ToolCallData{})}
 	view := func() string { return Sanitize(r.turn(turnView{acc: acc(t, steps...), frame: "⠋"})) }
-	if got := view(); !strings.Contains(got, "⠋ fetch_url · preparing…") {
-		t.Errorf("start: %q", got)
+	if got, want := view(), "⠋ Preparing to fetch a page…"; got != want {
+		t.Errorf("start: got %q, want %q", got, want)
 	}
 	steps = append(steps, toolmark.EventToolCallDelta, call(toolcallmarkup.StatusPending, toolmark.ToolCallData{Chunk: `{"url":"http://x`, Accumulated: `{"url":"http://x`, Arguments: map[string]any{"url": "http://x"}}))
-	if got := view(); !strings.Contains(got, `⠋ fetch_url url="http://x"`) {
-		t.Errorf("streaming: %q", got)
+	if got, want := view(), "⠋ Preparing to fetch a page…"; got != want {
+		t.Errorf("streaming: got %q, want %q", got, want)
 	}
 	steps = append(steps, toolmark.EventToolCallRunning, call(toolcallmarkup.StatusRunning, toolmark.ToolCallData{}))
-	if got := view(); !strings.Contains(got, "· Fetching: http://x/") {
-		t.Errorf("running: %q", got)
+	if got, want := view(), "⠋ Fetching: http://x/"; got != want {
+		t.Errorf("running: got %q, want %q", got, want)
 	}
 	steps = append(steps, toolmark.EventToolCallError, call(toolcallmarkup.StatusError, toolmark.ToolCallData{Error: "refused \x1b[41mred"}))
-	got := view()
-	if !strings.Contains(got, "✗ fetch_url") || !strings.Contains(got, "refused red") {
-		t.Errorf("end: %q", got)
+	if got, want := view(), "✗ Could not fetch: http://x/ refused red"; got != want {
+		t.Errorf("end: got %q, want %q", got, want)
 	}
 	if raw := r.turn(turnView{acc: acc(t, steps...), frame: "⠋"}); strings.Contains(raw, "\x1b]0;") || strings.Contains(raw, "\x1b[41m") {
 		t.Errorf("a server's escape sequence reached the output: %q", raw)
 	}
 	if got := Sanitize(r.turn(turnView{acc: acc(t, steps...), expanded: true})); !strings.Contains(got, `"url": "http://x"`) || !strings.Contains(got, "error") {
 		t.Errorf("expanded: %q", got)
+	}
+}
+
+// TestToolLineNarrow: a sub-agent's call with several arguments reads as
+// the page's status text, whole, in 60 columns; its arguments are in the
+// expanded view.
+func TestToolLineNarrow(t *testing.T) {
+	task := "Look up explain snapshots"
+	ev := func(st toolcallmarkup.Status) toolmark.ToolCallData {
+		tc := toolcallmarkup.ToolCall{ID: "s1", Type: "subagent", Status: st, Attrs: []toolcallmarkup.Attr{{Key: "task", Value: task}}}
+		return toolmark.ToolCallData{ToolCallID: "s1", Name: "subagent", Status: string(st), Markup: toolcallmarkup.OpenTag(tc), StatusText: statustext.Text(tc)}
+	}
+	args := `{"step":"Explain snapshots","task":"` + task + `"}`
+	d, delta, running, done := ev(toolcallmarkup.StatusPending), ev(toolcallmarkup.StatusPending), ev(toolcallmarkup.StatusRunning), ev(toolcallmarkup.StatusSuccess)
+	delta.Chunk, delta.Accumulated = args, args
+	done.Result = "a long report of the sub-agent"
+	r := newRenderer(60, "dark")
+	a := acc(t, toolmark.EventToolCallStarted, d, toolmark.EventToolCallDelta, delta, toolmark.EventToolCallRunning, running, toolmark.EventToolCallSuccess, done)
+	if got, want := Sanitize(r.turn(turnView{acc: a, frame: "⠋"})), "✓ Sub-agent finished: "+task; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := Sanitize(r.turn(turnView{acc: a, expanded: true})); !strings.Contains(got, `"step":"Explain snapshots"`) {
+		t.Errorf("the expanded view lacks the arguments: %q", got)
 	}
 }
 
@@ -154,5 +184,50 @@ func TestUsageLine(t *testing.T) {
 	}
 	if got := thousands(1234567); got != "1,234,567" {
 		t.Errorf("thousands: %q", got)
+	}
+}
+
+// TestBlockSpacing: blocks are one blank line apart, as on the page,
+// whatever margins glamour gives a list, a code block, a quote, a table or
+// a heading — finished and while the answer streams — and the answer
+// starts with its first line of text.
+func TestBlockSpacing(t *testing.T) {
+	src := "Sources:\n\n- [1] a\n- [2] b\n\n## Head\n\nText.\n\n```go\nx := 1\n```\n\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnd."
+	want := []string{"Sources:", "", "• [1] a", "• [2] b", "", "## Head", "", "Text.", "", "x := 1", "", "│ quote", "", "a │ b", "─┼─", "1 │ 2", "", "End."}
+	for _, live := range []bool{false, true} {
+		r := newRenderer(60, "dark")
+		var got []string
+		for _, l := range r.markdown(nil, src, live) {
+			l = strings.Join(strings.Fields(ansi.Strip(l)), " ")
+			got = append(got, regexp.MustCompile(`─+`).ReplaceAllString(l, "─"))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("live %v: got\n%s\nwant\n%s", live, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestStoppedAnswerAsPage: an answer stopped inside an emphasis or a code
+// span shows its text as the page renders the same stored text — the
+// marker as written, since an unclosed one is text in CommonMark — and not
+// held back as while it streamed.
+func TestStoppedAnswerAsPage(t *testing.T) {
+	tags := regexp.MustCompile(`<[^>]*>`)
+	for _, text := range []string{"Stopped in *emphasis", "Stopped in **strong", "Stopped in _emph", "Stopped in `code"} {
+		page, err := markdown.Render(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSpace(html.UnescapeString(tags.ReplaceAllString(page, "")))
+		for typ, end := range map[toolmark.EventType]toolmark.TurnStatus{toolmark.EventTurnCancelled: toolmark.TurnCancelled, toolmark.EventTurnFailed: toolmark.TurnFailed} {
+			a := acc(t, toolmark.EventTextDelta, toolmark.TextDeltaData{Text: text}, typ, toolmark.TurnEndData{Status: end})
+			if !a.Status().Final() {
+				t.Fatalf("%s: the turn did not end", end)
+			}
+			lines := newRenderer(80, "dark").turnLines(nil, turnView{acc: a})
+			if got := strings.TrimSpace(ansi.Strip(lines[0])); got != want {
+				t.Errorf("%q %s: got %q, want the page's %q", text, end, got, want)
+			}
+		}
 	}
 }

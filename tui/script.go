@@ -15,7 +15,6 @@ import (
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
-	"github.com/toolmark/toolmark/statustext"
 	"github.com/toolmark/toolmark/toolcallmarkup"
 )
 
@@ -316,7 +315,7 @@ func (p *printer) renderText(s string, all bool) {
 		p.pending = ""
 	}
 	for _, b := range splitBlocks(done) {
-		md := trimBlankLines(p.md.block(b))
+		md := strings.Join(trimMargins(p.md.blockLines(b)), "\n")
 		if md == "" {
 			continue
 		}
@@ -329,20 +328,6 @@ func (p *printer) renderText(s string, all bool) {
 		io.WriteString(p.out, md+"\n")
 		p.atBOL, p.afterText, p.afterLine = true, true, false
 	}
-}
-
-// trimBlankLines drops the lines with nothing to see (glamour pads them
-// with spaces) at the start and the end of a rendered block.
-func trimBlankLines(s string) string {
-	lines := strings.Split(s, "\n")
-	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
-	for len(lines) > 0 && blank(lines[0]) {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && blank(lines[len(lines)-1]) {
-		lines = lines[:len(lines)-1]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // line prints a status line of its own, indented by depth.
@@ -390,11 +375,11 @@ func (p *printer) toolCall(u client.ToolCallUpdate) {
 }
 
 // renderedToolLine prints a call's line when it runs and when it ends,
-// coloured as in the full-screen client, its subject on the same line.
+// coloured as in the full-screen client, a result the status text does not
+// hold after it.
 func (p *printer) renderedToolLine(u client.ToolCallUpdate) {
 	c := u.Call
-	head, subject := statustext.Lines(statusText(c))
-	var mark string
+	var mark, more string
 	switch {
 	case u.Stage == client.StageRunning:
 		mark = styleSpinner.Render(markRunning)
@@ -402,23 +387,16 @@ func (p *printer) renderedToolLine(u client.ToolCallUpdate) {
 		return
 	case c.Status == toolcallmarkup.StatusSuccess:
 		mark = styleOK.Render(markOK)
-		if c.Result != "" && !strings.Contains(head+subject, c.Result) {
-			subject = strings.TrimSpace(subject + " · " + c.Result)
+		if c.Result != "" && !strings.Contains(statusText(c), c.Result) {
+			more = styleMuted.Render(" · " + SanitizeLine(c.Result))
 		}
 	case c.Status == toolcallmarkup.StatusCancelled:
 		mark = styleMuted.Render(markCancelled)
 	default:
 		mark = styleErr.Render(markErr)
-		if c.Error != "" {
-			subject = strings.TrimSpace(subject + " " + styleErr.Render(SanitizeLine(c.Error)))
-		}
 	}
 	depth := p.depth[c.ID]
-	line := mark + " " + SanitizeLine(head)
-	if subject != "" {
-		line += " " + styleMuted.Render(SanitizeLine(subject))
-	}
-	p.line(depth, ansi.Truncate(line, max(p.md.width-2*depth, 20), "…"))
+	p.line(depth, ansi.Truncate(callLine(mark, c)+more, max(p.md.width-2*depth, 20), "…"))
 }
 
 func (p *printer) todos(todos []toolmark.Todo) {

@@ -71,6 +71,7 @@ func (m *model) send(text string) tea.Cmd {
 		m.chat.history = append(m.chat.history, m.chat.live)
 	}
 	m.notice = ""
+	m.chat.clearHit()
 	m.chat.live = &entry{user: text, acc: client.NewAccumulator(nil), running: true}
 	gen := m.stream.newTurn()
 	c, ctx, convID, modelID, files := m.c, m.ctx, m.chat.convID, m.modelID, m.takeAttached()
@@ -88,6 +89,7 @@ func (m *model) replaceLast(question string, start func(key string) (client.Turn
 	if n := len(m.chat.history); n > 0 && m.chat.live == nil {
 		m.chat.history = m.chat.history[:n-1] // else the last turn is the live one, replaced below
 	}
+	m.chat.clearHit()
 	m.chat.live = &entry{user: question, acc: client.NewAccumulator(nil), running: true, replaced: true}
 	gen := m.stream.newTurn()
 	convID := m.chat.convID
@@ -228,6 +230,7 @@ func (m *model) showHistory(msg historyMsg) tea.Cmd {
 		ch.toggleExpanded()
 	}
 	m.stream.newTurn()
+	ch.hit = nil // its turn goes with the history
 	ch.convID, ch.title, ch.history, ch.live = msg.convID, msg.conv.Conversation.Title, entriesOf(msg.conv.Messages), nil
 	ch.more, ch.before = msg.conv.More, msg.conv.Before
 	m.mode, m.notice = modeChat, msg.notice
