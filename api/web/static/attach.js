@@ -3,9 +3,10 @@
 // at once (POST /api/uploads) and shown as a chip; the question carries
 // their ids. A file's name is the user's: it is only ever set as text, and
 // only raster images (the server types them by their bytes) get a thumbnail.
+// A file removed before sending is deleted from the server.
 
 import { make } from './dom.js';
-import { APIError } from './api.js';
+import { APIError, request } from './api.js';
 
 /** upload sends files to the server and returns their uploads. */
 async function upload(files) {
@@ -81,10 +82,15 @@ export class Attachments {
     this.box.hidden = !this.files.length;
   }
 
-  /** remove takes a file off the list; the focus goes to the next file's ×, else the message box. */
+  /**
+   * remove takes a file off the list and deletes its upload (a file a sent
+   * question carries stays: the server answers 409, and nothing is said);
+   * the focus goes to the next file's ×, else the message box.
+   */
   remove(u) {
     const at = this.files.indexOf(u);
     this.files = this.files.filter((f) => f !== u);
+    request('DELETE', '/api/uploads/' + encodeURIComponent(u.id)).catch(() => {});
     this.show();
     const next = this.box.querySelectorAll('.attachment__remove')[Math.min(at, this.files.length - 1)];
     (next || this.input).focus();
