@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolmark/toolmark/internal/harness/need"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -18,12 +18,7 @@ import (
 // outlives a skip.
 func needAGUIClient(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join("protocols", "node_modules", "@ag-ui", "client")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the @ag-ui/client npm package is missing: scripts/need-protocols.sh installs it")
-		}
-		t.Skip("the @ag-ui/client npm package is missing: run scripts/need-protocols.sh")
-	}
+	need.NodePackage(t, "protocols", "@ag-ui/client", "scripts/need-protocols.sh")
 }
 
 // aguiRun runs one AG-UI run with @ag-ui/client's HttpAgent.

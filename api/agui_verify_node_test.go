@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolmark/toolmark/internal/harness/need"
 )
 
 // TestAGUIVerifierAcceptsEveryShape encodes turns of every shape the
@@ -38,12 +39,7 @@ func TestAGUIVerifierAcceptsEveryShape(t *testing.T) {
 
 func needAGUIClient(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join("protocols", "node_modules", "@ag-ui", "client")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the @ag-ui/client npm package is missing: scripts/need-protocols.sh installs it")
-		}
-		t.Skip("the @ag-ui/client npm package is missing: run scripts/need-protocols.sh")
-	}
+	need.NodePackage(t, "protocols", "@ag-ui/client", "scripts/need-protocols.sh")
 }
 
 // aguiVerify returns what @ag-ui/core's schemas and @ag-ui/client's

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolmark/toolmark/internal/harness/need"
 )
 
 // TestAISDKReadUIMessageStream reads a demo turn with tools through the
@@ -17,12 +19,7 @@ import (
 // or output-error, and no error.
 func TestAISDKReadUIMessageStream(t *testing.T) {
 	dir := filepath.Join("protocols")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ai")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the ai npm package is missing: scripts/need-protocols.sh installs it")
-		}
-		t.Skip("the ai npm package is missing: run scripts/need-protocols.sh")
-	}
+	need.NodePackage(t, dir, "ai", "scripts/need-protocols.sh")
 	_, alice, _ := tokenServer(t)
 	cmd := exec.Command("node", "ai-sdk-read.mjs", alice.base, alice.token, "chat-node", twoToolQuestion)
 	cmd.Dir = dir

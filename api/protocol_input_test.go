@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/internal/app"
+	"github.com/toolmark/toolmark/internal/harness/need"
 	"github.com/toolmark/toolmark/internal/harness/testpdf"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
@@ -79,12 +79,7 @@ func dataURL(mediaType string, b []byte) string {
 // with the valid ids.
 func TestAISDKModelAndFiles(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(filepath.Join("protocols", "node_modules", "ai")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the ai npm package is missing: scripts/need-protocols.sh installs it")
-		}
-		t.Skip("the ai npm package is missing: run scripts/need-protocols.sh")
-	}
+	need.NodePackage(t, "protocols", "ai", "scripts/need-protocols.sh")
 	_, alice, _ := tokenServerWith(t, testserver.Options{Models: protocolModels})
 	notes := mustUpload(t, alice, "notes.md", "# Shopping\nmilk")
 	var out struct {

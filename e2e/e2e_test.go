@@ -10,6 +10,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolmark/toolmark/internal/harness/need"
 	"github.com/toolmark/toolmark/internal/harness/pgtest"
 )
 
@@ -42,10 +44,7 @@ func repoRoot(tb testing.TB) string {
 // missing skips the test for a missing tool, or fails it under CI=true.
 func missing(tb testing.TB, format string, args ...any) {
 	tb.Helper()
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf(format+" (CI=true: run scripts/need-browser.sh)", args...)
-	}
-	tb.Skipf(format+" (run scripts/need-browser.sh to install it)", args...)
+	need.Missing(tb, fmt.Sprintf(format, args...), "scripts/need-browser.sh")
 }
 
 // chromiumPath finds the browser the scripts launch.

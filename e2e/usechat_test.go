@@ -5,12 +5,12 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/toolmark/toolmark/internal/harness/need"
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
@@ -24,12 +24,7 @@ func TestBrowserUseChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	esbuild := filepath.Join(dir, "node_modules", ".bin", "esbuild")
-	if _, err := os.Stat(esbuild); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("esbuild is missing: scripts/need-protocols.sh installs api/protocols' packages")
-		}
-		t.Skip("esbuild is missing: run scripts/need-protocols.sh")
-	}
+	need.NodePackage(t, dir, "esbuild", "scripts/need-protocols.sh")
 	bundle := filepath.Join(t.TempDir(), "usechat.js")
 	cmd := exec.Command(esbuild, "usechat/page.jsx", "--bundle", "--format=esm", "--jsx=automatic", "--minify",
 		`--define:process.env.NODE_ENV="production"`, "--log-level=warning", "--outfile="+bundle)

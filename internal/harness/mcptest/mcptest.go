@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolmark/toolmark/internal/harness/need"
 )
 
 // Dir returns internal/harness/mcptest/npm.
@@ -25,16 +27,12 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "npm")
 }
 
-func need(tb testing.TB, pkg string) string {
+func installed(tb testing.TB, pkg string) string {
 	tb.Helper()
 	node, err := exec.LookPath("node")
 	main := filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	if _, serr := os.Stat(main); err != nil || serr != nil {
-		msg := fmt.Sprintf("the reference MCP server %s is not installed: run scripts/need-mcp.sh", pkg)
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		need.Missing(tb, "the reference MCP server "+pkg+" is not installed", "scripts/need-mcp.sh")
 	}
 	return node + "\x00" + main
 }
@@ -43,7 +41,7 @@ func need(tb testing.TB, pkg string) string {
 // over stdio.
 func Everything(tb testing.TB) (command string, args []string) {
 	tb.Helper()
-	node, main, _ := strings.Cut(need(tb, "server-everything"), "\x00")
+	node, main, _ := strings.Cut(installed(tb, "server-everything"), "\x00")
 	return node, []string{main, "stdio"}
 }
 
@@ -51,7 +49,7 @@ func Everything(tb testing.TB) (command string, args []string) {
 // serving dir.
 func Filesystem(tb testing.TB, dir string) (command string, args []string) {
 	tb.Helper()
-	node, main, _ := strings.Cut(need(tb, "server-filesystem"), "\x00")
+	node, main, _ := strings.Cut(installed(tb, "server-filesystem"), "\x00")
 	return node, []string{main, dir}
 }
 
@@ -60,7 +58,7 @@ func Filesystem(tb testing.TB, dir string) (command string, args []string) {
 // test's cleanup stops it too).
 func EverythingHTTP(tb testing.TB) (endpoint string, stop func()) {
 	tb.Helper()
-	node, main, _ := strings.Cut(need(tb, "server-everything"), "\x00")
+	node, main, _ := strings.Cut(installed(tb, "server-everything"), "\x00")
 	port := freePort(tb)
 	cmd := exec.Command(node, main, "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
