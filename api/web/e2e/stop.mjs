@@ -1,7 +1,8 @@
 // (c) The Stop button cancels the turn: the widgets that had not finished
 // show cancelled (⊘) live and after the reload, no spinner is left, and the
 // server says the turn is cancelled. A Stop that cannot reach the server
-// says so in the banner, which goes once a Stop gets through.
+// says so in the banner, which stays while the server cannot be reached
+// and goes once it answers again, the answer still running.
 import { run, openPage, ask, waitTurnEnd, widgets, shot, assert, noProblems, baseURL } from './lib.mjs';
 
 await run('stop', async (browser) => {
@@ -63,17 +64,27 @@ await run('stop', async (browser) => {
   assert(await page.isVisible('.message--assistant .todos__list'), 'the plan opens');
   await shot(page, 'c-reloaded');
 
-  // A Stop that cannot reach the server says so; once it gets through, the
-  // banner goes.
+  // A Stop that cannot reach the server says so, while nothing about the
+  // turn gets through; once the server answers again the banner goes by
+  // itself (the answer still runs, Stop is offered again), and a Stop then
+  // ends the answer.
   await ask(page, 'Research how cancellation works; what happens after a crash?');
   await page.waitForSelector('.message--live .toolcall', { timeout: 30000 });
-  await page.route('**/api/turns/*/cancel', (route) => route.abort());
+  const away = (route) => route.abort();
+  await page.route('**/api/turns/**', away);
   await page.click('#stop');
   await page.waitForSelector('#error-banner:not([hidden])', { timeout: 10000 });
   assert((await page.textContent('#error-banner')).startsWith('Could not stop the answer'), 'the failed Stop says so');
-  await page.unroute('**/api/turns/*/cancel');
+  await page.waitForTimeout(1500); // the page's own ask fails too
+  assert(await page.isVisible('#error-banner') && await page.$('.message--live'), 'the banner stays while the server cannot be reached');
+  await shot(page, 'c-stop-failed');
+  await page.unroute('**/api/turns/**', away);
+  await page.waitForFunction(() => document.querySelector('#error-banner').hidden || !document.querySelector('.message--live'), null, { timeout: 30000 });
+  assert(await page.$('.message--live'), 'the failed Stop\'s banner went once the server answered, while the answer still ran');
+  assert(await page.isVisible('#stop') && await page.isEnabled('#stop'), 'Stop is offered again');
+  await shot(page, 'c-stop-back');
   await page.click('#stop');
   await waitTurnEnd(page, 60000);
-  assert(await page.isHidden('#error-banner'), 'the banner goes once the answer is stopped');
+  assert(await page.isHidden('#error-banner'), 'no banner once the answer is stopped');
   noProblems(problems, /Failed to load resource/);
 });

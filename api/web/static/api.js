@@ -1,7 +1,10 @@
 // api.js — the client of toolmark's HTTP API (docs/api.md): one function
 // per route the page uses. Errors are APIError values with the server's
 // status, stable code and short sentence; a request that never reached the
-// server has status 0 and code "offline".
+// server has status 0 and code "offline". Every answer tells reach.js that
+// the server can be reached.
+
+import { sent, answered } from './reach.js';
 
 export class APIError extends Error {
   constructor(status, code, message) {
@@ -24,11 +27,13 @@ export async function request(method, path, body, headers = {}) {
     opts.body = JSON.stringify(body);
   }
   let resp;
+  const mark = sent();
   try {
     resp = await fetch(path, opts);
   } catch {
     throw new APIError(0, 'offline', 'The server cannot be reached.');
   }
+  if (!new APIError(resp.status).retryable) answered(mark);
   if (resp.status === 204) return null;
   let data = null;
   try {
@@ -102,7 +107,4 @@ export const api = {
 /** newKey returns an idempotency key. */
 export const newKey = () => (crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random());
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** backoff returns the wait before attempt n (0-based): 1 s doubling to 15 s. */
-export const backoff = (n) => Math.min(1000 * 2 ** Math.min(n, 4), 15000);
+export { sleep, backoff } from './reach.js';

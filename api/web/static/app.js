@@ -376,7 +376,7 @@ class App {
     } catch (e) {
       this.composer.stopping(false);
       showError(STOP_FAILED + e.message);
-      if (e.retryable) live.onBack = () => clearError(STOP_FAILED); // the server is back: Stop may be tried again
+      if (e.retryable) live.whenBack(() => clearError(STOP_FAILED)); // the server is back: Stop may be tried again
     }
   }
 

@@ -8,6 +8,7 @@
 // takes the live one's place (the same HTML, so nothing moves).
 
 import { api, APIError, sleep, backoff } from './api.js';
+import { answered, whenBack } from './reach.js';
 import { setStreamStatus, announce } from './dom.js';
 import { LiveBlocks } from './live.js';
 import { decorate } from './decorate.js';
@@ -49,7 +50,6 @@ export class LiveTurn {
     this.error = ''; // why the turn can no longer be followed
     this.done = false;
     this.lost = false; // the stream dropped and has not come back yet
-    this.onBack = null; // called once when the stream is back after a drop
     this.retries = 0;
     this.retryTimer = null;
     this.quietTimer = null;
@@ -81,15 +81,18 @@ export class LiveTurn {
     if (this.es !== es) return;
     this.retries = 0;
     setStreamStatus('');
+    answered();
     if (this.lost) {
       // Back after a drop: if the answer does not move on, the server that
       // wrote it may be gone, and another one will finish it.
       this.lost = false;
       this.watchQuiet();
-      const back = this.onBack;
-      this.onBack = null;
-      if (back) back();
     }
+  }
+
+  /** whenBack calls fn once the server can be reached again (this turn's stream opens, or a request gets through), unless the turn has ended first. */
+  whenBack(fn) {
+    whenBack(fn, () => api.turn(this.turnId), () => this.done);
   }
 
   onError(es) {

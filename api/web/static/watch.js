@@ -4,7 +4,10 @@
 // is being answered. The browser's EventSource reconnects by itself. A turn
 // announced while this page sends a message or an action of its own waits
 // until that request has answered (settle): it is most likely that very
-// turn, which the page then follows already.
+// turn, which the page then follows already. The stream opening says the
+// server can be reached (reach.js).
+
+import { answered } from './reach.js';
 
 export class ConversationWatch {
   /**
@@ -31,6 +34,7 @@ export class ConversationWatch {
     this.id = id;
     if (!id) return;
     this.es = new EventSource('/api/conversations/' + encodeURIComponent(id) + '/events');
+    this.es.addEventListener('open', () => answered());
     this.es.addEventListener('turn', (e) => {
       let data;
       try {
