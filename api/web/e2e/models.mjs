@@ -93,6 +93,11 @@ await run('models', async (browser) => {
   await shot(page, 'models-again-phone');
   await page.click('#input'); // a click elsewhere closes it
   assert(await page.$('.again__menu') === null, 'a click elsewhere closes the menu');
+  // The picker takes a row of its own on a phone: the message box keeps its width.
+  const row = await page.evaluate(() => ({ input: document.querySelector('#input').getBoundingClientRect().width,
+    picker: document.querySelector('#model').getBoundingClientRect().bottom, box: document.querySelector('#input').getBoundingClientRect().top }));
+  assert(row.input >= 200 && row.picker <= row.box, 'on a phone the message box beside the picker: ' + JSON.stringify(row));
+  await shot(page, 'models-composer-phone');
   await page.setViewportSize({ width: 1200, height: 820 });
   await page.click('.message--assistant:last-of-type .again__more');
   await shot(page, 'models-again');

@@ -15,9 +15,12 @@ export class APIError extends Error {
 
   /** retryable tells an error the same request may get past later. */
   get retryable() {
-    return this.status === 0 || this.status === 503 || this.status === 502 || this.status === 504;
+    return unreached(this.status);
   }
 }
+
+/** unreached tells a status that says the server was not reached (none, or a gateway's 502, 503, 504). */
+const unreached = (status) => status === 0 || status === 502 || status === 503 || status === 504;
 
 /** request sends one JSON request and returns the decoded answer (null for 204). */
 export async function request(method, path, body, headers = {}) {
@@ -33,7 +36,7 @@ export async function request(method, path, body, headers = {}) {
   } catch {
     throw new APIError(0, 'offline', 'The server cannot be reached.');
   }
-  if (!new APIError(resp.status).retryable) answered(mark);
+  if (!unreached(resp.status)) answered(mark);
   if (resp.status === 204) return null;
   let data = null;
   try {
