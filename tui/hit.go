@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/toolmark/toolmark"
 	"github.com/toolmark/toolmark/client"
@@ -164,6 +165,12 @@ func markFirst(line, q string) (string, bool) {
 		i++
 	}
 	text := vis.String()
+	if text != ansi.Strip(line) {
+		// A sequence the terminal reads otherwise than escapeLen (a
+		// malformed one; the renderer writes none): better unmarked than
+		// shown changed.
+		return line, false
+	}
 	low := strings.ToLower(text)
 	j := strings.Index(low, q)
 	if j < 0 || len(low) != len(text) {
@@ -181,11 +188,15 @@ func markFirst(line, q string) (string, bool) {
 		}
 		i++
 	}
-	return line[:start] + "\x1b[7m" + text[j:j+len(q)] + "\x1b[27m" + inner.String() + line[end:], true
+	out := line[:start] + "\x1b[7m" + text[j:j+len(q)] + "\x1b[27m" + inner.String() + line[end:]
+	if ansi.Strip(out) != text {
+		return line, false
+	}
+	return out, true
 }
 
-// escapeLen returns the length of the escape sequence s starts with (CSI
-// or OSC, as the renderer writes them), or 0.
+// escapeLen returns the length of the escape sequence s starts with (CSI,
+// or a string sequence: OSC, DCS, SOS, PM, APC), or 0.
 func escapeLen(s string) int {
 	if len(s) < 2 || s[0] != '\x1b' {
 		return 0
@@ -197,7 +208,7 @@ func escapeLen(s string) int {
 				return i + 1
 			}
 		}
-	case ']':
+	case ']', 'P', 'X', '^', '_':
 		for i := 2; i < len(s); i++ {
 			if s[i] == '\a' {
 				return i + 1
