@@ -42,7 +42,8 @@ func (e *toolCall) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(
 		guardOption{},
 		parser.WithBlockParsers(util.Prioritized(NewToolCallBlockParser(), blockParserPriority)),
-		parser.WithInlineParsers(util.Prioritized(NewToolCallParser(), inlineParserPriority)),
+		parser.WithInlineParsers(util.Prioritized(NewToolCallParser(), inlineParserPriority),
+			util.Prioritized(defaultBackslashParser, inlineParserPriority)),
 		parser.WithASTTransformers(util.Prioritized(imageTransformer{}, astTransformerPriority)),
 	)
 	hr := e.html

@@ -32,7 +32,7 @@ func (guardOption) SetParserOption(c *parser.Config) {
 	}
 	for i, v := range c.InlineParsers {
 		switch ip := v.Value.(type) {
-		case *toolCallParser, *inlineGuard:
+		case *toolCallParser, *backslashParser, *inlineGuard:
 		case parser.InlineParser:
 			c.InlineParsers[i].Value = &inlineGuard{inner: ip, limitFirst: bytes.IndexByte(ip.Trigger(), ']') >= 0}
 		}

@@ -109,3 +109,25 @@ func (s *toolCallParser) Parse(parent ast.Node, block text.Reader, pc parser.Con
 	}
 	return nil
 }
+
+type backslashParser struct{}
+
+var defaultBackslashParser = &backslashParser{}
+
+// A backslash of model text just before a genuine tag ("C:\" as a call
+// starts) would escape the tag's "<" and show it as text; backslashParser
+// makes such a backslash text of its own, so the tag stays a widget.
+func (*backslashParser) Trigger() []byte { return []byte{'\\'} }
+
+func (*backslashParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, seg := block.PeekLine()
+	if len(line) < 2 || line[0] != '\\' || line[1] != '<' || seg.Padding != 0 {
+		return nil
+	}
+	st := stateOf(pc, block.Source())
+	if p := seg.Start + 1; len(st.spans) == 0 || (st.at(p) < 0 && !st.isClose(p)) {
+		return nil
+	}
+	block.Advance(1)
+	return ast.NewTextSegment(text.NewSegment(seg.Start, seg.Start+1))
+}
