@@ -51,11 +51,11 @@ func (s *Server) handleAGUI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toolmark.Errorf(toolmark.EINVALID, "the last message must be the user's, with text"))
 		return
 	}
+	r.Header.Set("Idempotency-Key", "ag-ui run "+in.RunID)
 	if err := s.checkQuestion(r, u.ID, &q); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	r.Header.Set("Idempotency-Key", "ag-ui run "+in.RunID)
 	t, err := s.startQuestion(r, u.ID, q)
 	if err != nil {
 		s.writeError(w, r, err)

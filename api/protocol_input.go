@@ -108,9 +108,13 @@ func unnamedFile(kind string, i int, declared string) string {
 }
 
 // checkQuestion checks a protocol question before anything is kept or
-// started: its model, its files' count and bytes, the uploads it names,
-// and that the model answering it takes them.
+// started: its text, its model, its files' count and bytes, the uploads it
+// names, and that the model answering it takes them; startQuestion checks
+// none of it again.
 func (s *Server) checkQuestion(r *http.Request, ownerID string, q *protocolQuestion) error {
+	if err := s.checkRequest(r, q.content); err != nil {
+		return err
+	}
 	if err := s.checkModel(q.model); err != nil {
 		return err
 	}
@@ -176,8 +180,10 @@ func (s *Server) readQuestionPDFs(r *http.Request, ownerID string, q *protocolQu
 	return s.readPDFTexts(r.Context(), ownerID, all[len(q.inline):], m)
 }
 
-// startQuestion starts the turn of a checked question in its chat's
-// conversation (created on first use), after keeping its inline files.
+// startQuestion starts the turn of a question checkQuestion passed in its
+// chat's conversation (created on first use), after keeping its inline
+// files. A file deleted since the check is refused by the store, which
+// never writes a turn without a file it names.
 func (s *Server) startQuestion(r *http.Request, ownerID string, q protocolQuestion) (toolmark.Turn, error) {
 	if _, err := s.cfg.Store.EnsureConversation(r.Context(), ownerID, q.chatID, titleFrom(q.content)); err != nil {
 		return toolmark.Turn{}, err
@@ -193,5 +199,5 @@ func (s *Server) startQuestion(r *http.Request, ownerID string, q protocolQuesti
 		}
 		in.Attachments = append(in.Attachments, f.uploadID)
 	}
-	return s.startTurn(r, ownerID, q.chatID, in, "")
+	return s.createTurn(r, ownerID, q.chatID, in, "")
 }

@@ -179,7 +179,7 @@ func TestAGUIModelAndFiles(t *testing.T) {
 // TestProtocolQuestionsRefused: what the AI SDK and AG-UI routes refuse
 // before anything starts — an unknown model (400 with the valid ids),
 // another user's upload (404), bytes of no known type (400 naming the
-// file), a file too large (413 naming it), an image for a model that takes
+// file), a file too large (413 naming it), text too long with a file, an image for a model that takes
 // none, a URL elsewhere, an audio part — and no conversation is left.
 func TestProtocolQuestionsRefused(t *testing.T) {
 	t.Parallel()
@@ -188,12 +188,13 @@ func TestProtocolQuestionsRefused(t *testing.T) {
 	file := func(name, url string) map[string]any {
 		return map[string]any{"type": "file", "filename": name, "mediaType": "application/octet-stream", "url": url}
 	}
-	aiSDK := func(model string, files ...map[string]any) string {
-		parts := append([]map[string]any{{"type": "text", "text": "Look"}}, files...)
+	aiSDKSaying := func(text, model string, files ...map[string]any) string {
+		parts := append([]map[string]any{{"type": "text", "text": text}}, files...)
 		b, _ := json.Marshal(map[string]any{"id": "chat-x", "trigger": "submit-message", "model": model,
 			"messages": []map[string]any{{"id": "q1", "role": "user", "parts": parts}}})
 		return string(b)
 	}
+	aiSDK := func(model string, files ...map[string]any) string { return aiSDKSaying("Look", model, files...) }
 	agui := func(props any, parts ...map[string]any) string {
 		b, _ := json.Marshal(map[string]any{"threadId": "chat-x", "runId": "r1", "forwardedProps": props,
 			"messages": []map[string]any{{"id": "q1", "role": "user", "content": append([]map[string]any{{"type": "text", "text": "Look"}}, parts...)}}})
@@ -211,6 +212,7 @@ func TestProtocolQuestionsRefused(t *testing.T) {
 		{"ai-sdk too large", "/api/ai-sdk/chat", aiSDK("", file("big.txt", dataURL("text/plain", []byte(strings.Repeat("a", 5000))))), 413, `\"big.txt\" is larger than 4096 bytes`},
 		{"ai-sdk image for a text model", "/api/ai-sdk/chat", aiSDK("words", file("dot.png", dataURL("image/png", tinyPNG))), 400, `\"dot.png\" is an image`},
 		{"ai-sdk a URL elsewhere", "/api/ai-sdk/chat", aiSDK("", file("x.png", "https://example.com/api/uploads/1")), 400, `\"x.png\": only a data: URL`},
+		{"ai-sdk text too long, with a file", "/api/ai-sdk/chat", aiSDKSaying(strings.Repeat("a", 64<<10+1), "", file("notes.txt", dataURL("text/plain", []byte("notes")))), 413, "longer than 65536 bytes"},
 		{"ai-sdk bad base64", "/api/ai-sdk/chat", aiSDK("", file("x.png", "data:image/png;base64,@@@")), 400, `\"x.png\": malformed base64`},
 		{"ag-ui unknown model", "/api/ag-ui", agui(map[string]any{"model": "llama"}), 400, "use one of: quick, deep, words"},
 		{"ag-ui model not a string", "/api/ag-ui", agui(map[string]any{"model": 7}), 400, "forwardedProps.model"},

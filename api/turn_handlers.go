@@ -20,15 +20,8 @@ type turnResponse struct {
 // hands a new one to the runner; replaces, when set, is the user message
 // the turn takes the place of (see store.NewTurn).
 func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in toolmark.TurnInput, replaces string) (toolmark.Turn, error) {
-	content := in.Content
-	if strings.TrimSpace(content) == "" {
-		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must not be empty")
-	}
-	if len(content) > s.cfg.MaxMessageBytes {
-		return toolmark.Turn{}, toolmark.Errorf(toolmark.ETOOLARGE, "the message is longer than %d bytes", s.cfg.MaxMessageBytes)
-	}
-	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
-		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "content must be valid UTF-8 without NUL characters")
+	if err := s.checkRequest(r, in.Content); err != nil {
+		return toolmark.Turn{}, err
 	}
 	if err := s.checkModel(in.Model); err != nil {
 		return toolmark.Turn{}, err
@@ -36,13 +29,33 @@ func (s *Server) startTurn(r *http.Request, ownerID, conversationID string, in t
 	if err := s.checkAttachments(r, ownerID, conversationID, in); err != nil {
 		return toolmark.Turn{}, err
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if len(key) > 200 || !utf8.ValidString(key) {
-		return toolmark.Turn{}, toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
+	return s.createTurn(r, ownerID, conversationID, in, replaces)
+}
+
+// checkRequest refuses a question's text that is empty, too long or not
+// UTF-8, and an Idempotency-Key that is too long or not UTF-8.
+func (s *Server) checkRequest(r *http.Request, content string) error {
+	if strings.TrimSpace(content) == "" {
+		return toolmark.Errorf(toolmark.EINVALID, "content must not be empty")
 	}
+	if len(content) > s.cfg.MaxMessageBytes {
+		return toolmark.Errorf(toolmark.ETOOLARGE, "the message is longer than %d bytes", s.cfg.MaxMessageBytes)
+	}
+	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
+		return toolmark.Errorf(toolmark.EINVALID, "content must be valid UTF-8 without NUL characters")
+	}
+	if key := r.Header.Get("Idempotency-Key"); len(key) > 200 || !utf8.ValidString(key) {
+		return toolmark.Errorf(toolmark.EINVALID, "Idempotency-Key must be at most 200 bytes of UTF-8")
+	}
+	return nil
+}
+
+// createTurn creates a checked turn (startTurn, startQuestion) and tells
+// the conversation's watchers.
+func (s *Server) createTurn(r *http.Request, ownerID, conversationID string, in toolmark.TurnInput, replaces string) (toolmark.Turn, error) {
 	t, err := s.cfg.Runner.Create(r.Context(), store.NewTurn{
-		OwnerID: ownerID, ConversationID: conversationID, Input: in, DefaultModel: s.cfg.Models.Default().ID, IdempotencyKey: key, Replaces: replaces,
-		Title: titleFrom(content),
+		OwnerID: ownerID, ConversationID: conversationID, Input: in, DefaultModel: s.cfg.Models.Default().ID,
+		IdempotencyKey: r.Header.Get("Idempotency-Key"), Replaces: replaces, Title: titleFrom(in.Content),
 	})
 	if err == nil {
 		s.watch.publish(t.ConversationID, t.ID)

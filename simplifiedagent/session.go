@@ -3,6 +3,7 @@ package simplifiedagent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -131,11 +132,9 @@ func (s *session) finish(err error, cancelled bool) {
 func (s *session) setTodos(id string, todos []toolmark.Todo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return
+	if !s.closed {
+		s.todosLocked(id, slices.Clone(todos))
 	}
-	s.todos = append([]toolmark.Todo(nil), todos...)
-	s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
 }
 
 // tickTodo marks the item of the task list whose text is step done, as
@@ -149,14 +148,20 @@ func (s *session) tickTodo(id, step string) {
 		return
 	}
 	for i, t := range s.todos {
-		if t.Text != step || t.Status == toolmark.TodoDone {
-			continue
+		if t.Text == step && t.Status != toolmark.TodoDone {
+			todos := slices.Clone(s.todos)
+			todos[i].Status = toolmark.TodoDone
+			s.todosLocked(id, todos)
+			return
 		}
-		s.todos = append([]toolmark.Todo(nil), s.todos...)
-		s.todos[i].Status = toolmark.TodoDone
-		s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: s.todos}})
-		return
 	}
+}
+
+// todosLocked makes todos (owned by the session from now on: emitted
+// lists are never changed) the task list, as call id set it.
+func (s *session) todosLocked(id string, todos []toolmark.Todo) {
+	s.todos = todos
+	s.emitLocked(toolmark.Draft{Type: toolmark.EventTodoUpdate, Data: toolmark.TodoUpdateData{ToolCallID: id, Todos: todos}})
 }
 
 func (s *session) todoList() []toolmark.Todo {

@@ -224,12 +224,22 @@ func (c *chat) transcript(dst []string) []string {
 	if c.more {
 		part([]string{styleMuted.Render("↑ PgUp at the top shows earlier messages")})
 	}
+	hit := c.hit
+	if view != 0 {
+		hit = nil
+	}
+	if hit != nil {
+		hit.top = -1
+	}
 	for _, e := range list {
 		if e.rendered[view] == nil || e.running {
 			e.rendered[view] = c.entryView(nil, e, c.expanded)
-			if view == 0 && c.hit != nil && c.hit.e == e {
+			if hit != nil && hit.e == e {
 				e.rendered[0] = c.marked(e.rendered[0])
 			}
+		}
+		if hit != nil && hit.e == e {
+			hit.top = len(dst) + min(parts, 1)
 		}
 		part(e.rendered[view])
 	}

@@ -60,6 +60,7 @@ type shownHit struct {
 	query  string
 	answer bool // the hit is in the answer: the question's lines are not searched
 	at     int  // the line of the turn's rendering the mark is on
+	top    int  // the transcript's line the turn starts on, -1 when not in it (set by transcript)
 }
 
 // showHit puts the turn of msgs (the history just shown) that holds the
@@ -86,21 +87,10 @@ func (c *chat) showHit(msgs []client.Message, h hitAt) bool {
 // hitLine returns the transcript's line the hit's mark is on and its
 // turn's first line; false when no hit is shown in the live view.
 func (c *chat) hitLine() (line, top int, ok bool) {
-	if c.hit == nil || c.expanded {
+	if c.hit == nil || c.expanded || c.hit.top < 0 {
 		return 0, 0, false
 	}
-	if c.more {
-		top = 2
-	}
-	// The parts before it, each followed by a blank line (transcript joins
-	// them so).
-	for _, e := range c.history {
-		if e == c.hit.e {
-			return top + c.hit.at, top, true
-		}
-		top += max(len(e.rendered[0]), 1) + 1
-	}
-	return 0, 0, false
+	return c.hit.top + c.hit.at, c.hit.top, true
 }
 
 // hitInView reports whether the hit's mark is on the screen.
