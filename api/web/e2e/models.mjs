@@ -17,6 +17,7 @@ await run('models', async (browser) => {
   assert(JSON.stringify(options) === JSON.stringify(api.models.map((m) => ({ id: m.id, label: m.label }))),
     'the picker lists the models of GET /api/models: ' + JSON.stringify(options));
   assert(await page.isVisible('#model'), 'the picker shows with two models');
+  assert(await page.textContent('#model-name') === '', 'with a picker the sidebar names no model of its own: ' + await page.textContent('#model-name'));
   assert(await picked(page) === api.default && api.default === 'deep', 'the default is picked: ' + await picked(page));
   const name = await page.$eval('#model', (s) => s.labels[0] && s.labels[0].textContent);
   assert(name === 'Model', 'the picker has an accessible label: ' + name);
