@@ -121,15 +121,6 @@ func TestNoCopyOfTheRules(t *testing.T) {
 	}
 }
 
-// TestScriptLength: no script of the page is over 400 lines.
-func TestScriptLength(t *testing.T) {
-	for name, s := range pageScripts(t) {
-		if n := strings.Count(s, "\n"); n > 400 {
-			t.Errorf("%s has %d lines, want at most 400", name, n)
-		}
-	}
-}
-
 // pageScripts returns the page's own scripts (vendor/ left out) by name.
 func pageScripts(tb testing.TB) map[string]string {
 	tb.Helper()

@@ -22,7 +22,6 @@ import { revealHit } from './hit.js';
 import { VersionChooser, showVersions } from './versions.js';
 import { PlaceKeeper } from './place.js';
 import { ConversationWatch } from './watch.js';
-import { loadModels, modelChoices } from './models.js';
 
 const STOP_FAILED = 'Could not stop the answer: ';
 
@@ -142,9 +141,7 @@ class App {
     this.els.badge.hidden = !info.demo;
     this.els.kbBanner.hidden = info.documents !== 0;
     this.els.signOut.hidden = info.auth !== 'token';
-    // The sidebar names the model while there is no choice; with one, the picker does.
-    this.els.model.textContent = info.model ? 'Model: ' + info.model : '';
-    loadModels().then(() => { if (modelChoices().length) this.els.model.textContent = ''; }, () => {});
+    this.composer.picker.nameServerModel(this.els.model, info.model);
     this.tools.load();
     await this.sidebar.load().catch((e) => showError('Could not load the conversations: ' + e.message));
     const id = decodeURIComponent(location.hash.slice(1));

@@ -54,6 +54,12 @@ export class ModelPicker {
     this.show(this.want);
   }
 
+  /** nameServerModel names the server's model in el while there is no choice; with one, the picker names it. */
+  nameServerModel(el, model) {
+    el.textContent = model ? 'Model: ' + model : '';
+    this.loaded.then(() => { if (!this.box.hidden) el.textContent = ''; });
+  }
+
   /** show picks a conversation's model ('' or an unknown one: the default). */
   show(id) {
     this.want = id || '';
