@@ -11,10 +11,15 @@ import (
 	"github.com/toolmark/toolmark/internal/harness/testserver"
 )
 
+// The browser tests run in parallel (two at a time on two cores): each has
+// its own server, database and Chromium, and most of a test's time is its
+// demo answer's pace, which leaves the cores idle. None asserts a timing.
+
 // TestBrowserAsk: a question's tool widgets go running → success live, the
 // answer shows, no spinner is left, and a reload shows the same statuses.
 func TestBrowserAsk(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 15 * time.Millisecond})
 	runScript(t, "ask.mjs", srv.URL)
 }
@@ -24,6 +29,7 @@ func TestBrowserAsk(t *testing.T) {
 // shows no duplicated text, and its live text equals the stored content.
 func TestBrowserResume(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 150 * time.Millisecond})
 	proxy := httptest.NewServer(newCutProxy(srv.URL))
 	defer proxy.Close()
@@ -34,6 +40,7 @@ func TestBrowserResume(t *testing.T) {
 // cancelled live and after the reload, the turn is cancelled.
 func TestBrowserStop(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 100 * time.Millisecond})
 	runScript(t, "stop.mjs", srv.URL)
 }
@@ -42,6 +49,7 @@ func TestBrowserStop(t *testing.T) {
 // no script runs, no dialog opens, no widget is forged.
 func TestBrowserHostileContent(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	// A realistic pace, so the page shows the turn live before it ends: with
 	// no pause the answer can be done before the live message appears.
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
@@ -53,6 +61,7 @@ func TestBrowserHostileContent(t *testing.T) {
 // it too; both end with the stored text and the same widgets.
 func TestBrowserReloadMidTurn(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
 	runScript(t, "reload.mjs", srv.URL)
 }
@@ -61,6 +70,7 @@ func TestBrowserReloadMidTurn(t *testing.T) {
 // (exchanged for an HttpOnly cookie), streams an answer and signs out.
 func TestBrowserTokenAuth(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{Auth: "token"})
 	runScript(t, "login.mjs", srv.URL, "TOOLMARK_TEST_TOKEN="+mustToken(t, srv))
 }
@@ -84,6 +94,7 @@ func mustToken(tb testing.TB, srv *testserver.Server) string {
 // and starting conversations.
 func TestBrowserSidebar(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "sidebar.mjs", srv.URL)
 }
@@ -94,6 +105,7 @@ func TestBrowserSidebar(t *testing.T) {
 // the README's screenshots of a running and a finished turn.
 func TestBrowserLive(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
 	runScript(t, "live.mjs", srv.URL)
 }
@@ -102,6 +114,7 @@ func TestBrowserLive(t *testing.T) {
 // conversation list is a drawer and the plan folds.
 func TestBrowserMobile(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 15 * time.Millisecond})
 	runScript(t, "mobile.mjs", srv.URL)
 }
@@ -111,6 +124,7 @@ func TestBrowserMobile(t *testing.T) {
 // to latest", which follows again.
 func TestBrowserScroll(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 40 * time.Millisecond})
 	runScript(t, "scroll.mjs", srv.URL)
 }
@@ -121,6 +135,7 @@ func TestBrowserScroll(t *testing.T) {
 // the page's controls are named by their visible text.
 func TestBrowserKeyboard(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 60 * time.Millisecond})
 	runScript(t, "keyboard.mjs", srv.URL)
 }
@@ -130,6 +145,7 @@ func TestBrowserKeyboard(t *testing.T) {
 // and one with an answer being written is marked.
 func TestBrowserConversationList(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 150 * time.Millisecond})
 	runScript(t, "list.mjs", srv.URL)
 }
@@ -140,6 +156,7 @@ func TestBrowserConversationList(t *testing.T) {
 // that fails (413, 500, offline) leaves no conversation behind.
 func TestBrowserDetails(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "details.mjs", srv.URL)
 }
@@ -153,6 +170,7 @@ func TestBrowserDetails(t *testing.T) {
 // Retry, which answers it.
 func TestBrowserActions(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	t.Run("every action", func(t *testing.T) {
 		srv := testserver.Start(t, testserver.Options{DemoDelay: 20 * time.Millisecond})
 		runScript(t, "actions.mjs", srv.URL)
@@ -174,6 +192,7 @@ func TestBrowserActions(t *testing.T) {
 // source's backslashes kept, mermaid left as code.
 func TestBrowserMarkdown(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	answer := []string{
 		"The steps:\n\n- [x] read the log\n- [ ] write the answer\n\n",
 		"$$\\int_0^1 x\\,dx$$\n\nInline $a^2+b^2=c^2$ too",
@@ -191,6 +210,7 @@ func TestBrowserMarkdown(t *testing.T) {
 // without moving what is shown.
 func TestBrowserPaging(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "paging.mjs", srv.URL)
 }
@@ -201,6 +221,7 @@ func TestBrowserPaging(t *testing.T) {
 // and at 375 px.
 func TestBrowserLayout(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "layout.mjs", srv.URL)
 }
@@ -210,6 +231,7 @@ func TestBrowserLayout(t *testing.T) {
 // reason); within a turn with tools every button has a name of its own.
 func TestBrowserAccessibility(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "a11y.mjs", srv.URL)
 }
@@ -220,6 +242,7 @@ func TestBrowserAccessibility(t *testing.T) {
 // the running answer and keeps its text.
 func TestBrowserTabs(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond})
 	runScript(t, "tabs.mjs", srv.URL)
 }
@@ -228,6 +251,7 @@ func TestBrowserTabs(t *testing.T) {
 // conversation with turn 3 loaded, in view and the match marked.
 func TestBrowserSearchHit(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "searchhit.mjs", srv.URL)
 }
@@ -237,6 +261,7 @@ func TestBrowserSearchHit(t *testing.T) {
 // brings the first branch back whole, after a reload too.
 func TestBrowserVersions(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 5 * time.Millisecond})
 	runScript(t, "versions.mjs", srv.URL)
 }
@@ -244,6 +269,7 @@ func TestBrowserVersions(t *testing.T) {
 // TestBrowserPlace: a reload keeps the reader's place in a conversation.
 func TestBrowserPlace(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "place.mjs", srv.URL)
 }
@@ -254,6 +280,7 @@ func TestBrowserPlace(t *testing.T) {
 // Regenerate and Retry answer again with a model picked in their menu.
 func TestBrowserModels(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	// A pace at which an answer can be stopped, to be retried.
 	srv := testserver.Start(t, testserver.Options{DemoDelay: 30 * time.Millisecond, Models: []app.ModelConfig{
 		{ID: "quick", Label: "Quick demo", Provider: "demo"},
@@ -267,6 +294,7 @@ func TestBrowserModels(t *testing.T) {
 // HTML file never renders.
 func TestBrowserAttachments(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
 	runScript(t, "attach.mjs", srv.URL)
 }

@@ -59,6 +59,7 @@ func everythingServer(t *testing.T) *testserver.Server {
 // of Stop, and shows a result image in the call's details.
 func TestBrowserMCP(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	srv := everythingServer(t)
 	out := runScript(t, "mcp.mjs", srv.URL)
 	if m := regexp.MustCompile(`stop to cancelled tag: \d+ ms`).FindString(out); m != "" {

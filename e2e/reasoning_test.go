@@ -96,6 +96,7 @@ func TestReasoningEndToEnd(t *testing.T) {
 // as text, its markup inert.
 func TestBrowserReasoning(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	_, srv := thinkingModel(t, fp.AnthropicThinking, hostileThinking)
 	runScript(t, "reasoning.mjs", srv.URL)
 }

@@ -19,6 +19,7 @@ import (
 // tool parts live, a reload mid-turn with resume: true, Stop.
 func TestBrowserUseChat(t *testing.T) {
 	needBrowser(t)
+	t.Parallel()
 	dir, err := filepath.Abs(filepath.Join("..", "api", "protocols"))
 	if err != nil {
 		t.Fatal(err)
