@@ -59,7 +59,8 @@ func (m *model) command(name, arg string) tea.Cmd {
 	case "/new":
 		done()
 		m.stream.newTurn()
-		m.chat.convID, m.chat.title, m.chat.history, m.chat.live, m.chat.more, m.chat.hit = "", "", nil, nil, false, nil
+		m.chat.clearHit()
+		m.chat.convID, m.chat.title, m.chat.history, m.chat.live, m.chat.more = "", "", nil, nil, false
 		if m.chat.expanded {
 			m.chat.toggleExpanded()
 		}

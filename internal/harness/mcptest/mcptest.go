@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,21 +26,23 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "npm")
 }
 
-func installed(tb testing.TB, pkg string) string {
+// installed returns node and the entry point of the reference MCP server
+// pkg, or skips tb (fails it under CI=true) when either is missing.
+func installed(tb testing.TB, pkg string) (node, main string) {
 	tb.Helper()
 	node, err := exec.LookPath("node")
-	main := filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	main = filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	if _, serr := os.Stat(main); err != nil || serr != nil {
 		need.Missing(tb, "the reference MCP server "+pkg+" is not installed", "scripts/need-mcp.sh")
 	}
-	return node + "\x00" + main
+	return node, main
 }
 
 // Everything returns the command and arguments that start server-everything
 // over stdio.
 func Everything(tb testing.TB) (command string, args []string) {
 	tb.Helper()
-	node, main, _ := strings.Cut(installed(tb, "server-everything"), "\x00")
+	node, main := installed(tb, "server-everything")
 	return node, []string{main, "stdio"}
 }
 
@@ -49,7 +50,7 @@ func Everything(tb testing.TB) (command string, args []string) {
 // serving dir.
 func Filesystem(tb testing.TB, dir string) (command string, args []string) {
 	tb.Helper()
-	node, main, _ := strings.Cut(installed(tb, "server-filesystem"), "\x00")
+	node, main := installed(tb, "server-filesystem")
 	return node, []string{main, dir}
 }
 
@@ -58,7 +59,7 @@ func Filesystem(tb testing.TB, dir string) (command string, args []string) {
 // test's cleanup stops it too).
 func EverythingHTTP(tb testing.TB) (endpoint string, stop func()) {
 	tb.Helper()
-	node, main, _ := strings.Cut(installed(tb, "server-everything"), "\x00")
+	node, main := installed(tb, "server-everything")
 	port := freePort(tb)
 	cmd := exec.Command(node, main, "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
